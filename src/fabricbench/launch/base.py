@@ -1,0 +1,74 @@
+"""The launcher interface and its registry."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Type
+
+
+class LaunchError(RuntimeError):
+    """A launch could not be prepared (no MPI, bad hostfile, no lab, ...)."""
+
+
+@dataclass
+class Layout:
+    """Where ranks go: a rank count and optionally hosts and ranks per node."""
+
+    np: Optional[int] = None
+    hosts: List[str] = field(default_factory=list)
+    hostfile: Optional[str] = None
+    ppn: Optional[int] = None
+    extra_args: List[str] = field(default_factory=list)
+
+
+class Launcher:
+    """Turns a program and a layout into a command line and an environment."""
+
+    name = "base"
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+
+    def command(self, program: Sequence[str]) -> List[str]:
+        raise NotImplementedError
+
+    def environment(self) -> Dict[str, str]:
+        """The environment to run command() with (a copy of os.environ plus what the launcher needs)."""
+        return dict(os.environ)
+
+    def node_count(self) -> int:
+        """How many distinct hosts the ranks span (1 for a local run)."""
+        return max(1, len(set(self.layout.hosts)))
+
+
+_REGISTRY: Dict[str, Type[Launcher]] = {}
+
+
+def register(cls: Type[Launcher]) -> Type[Launcher]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def launcher_names() -> List[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get_launcher(name: str, layout: Layout) -> Launcher:
+    _load_builtin()
+    try:
+        cls = _REGISTRY[name]
+    except KeyError:
+        raise LaunchError(f"unknown launcher '{name}'; choose one of: {', '.join(sorted(_REGISTRY))}") from None
+    return cls(layout)
+
+
+def _load_builtin() -> None:
+    import importlib
+
+    for module in ("mpirun", "srun", "lab"):
+        try:
+            importlib.import_module(f"fabricbench.launch.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"fabricbench.launch.{module}":
+                raise

@@ -1,0 +1,70 @@
+"""Launch with the mpirun on PATH, locally or over a hostfile / host list."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Sequence
+
+from fabricbench.launch.base import Launcher, LaunchError, register
+from fabricbench.launch.mpi import detect_mpi, openmpi_root_env
+
+
+def read_hostfile(path: str) -> List[str]:
+    """Host names from an Open MPI / MPICH style hostfile (``host slots=N`` or ``host:N``)."""
+    hosts: List[str] = []
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as exc:
+        raise LaunchError(f"cannot read hostfile {path}: {exc.strerror}") from None
+    for lineno, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        name = text.split()[0].split(":")[0]
+        if not name or any(c in name for c in "=/"):
+            raise LaunchError(f"{path}:{lineno}: cannot read a host name from {line!r}")
+        hosts.append(name)
+    if not hosts:
+        raise LaunchError(f"{path}: no hosts listed")
+    return hosts
+
+
+@register
+class MpirunLauncher(Launcher):
+    name = "mpirun"
+
+    def __init__(self, layout):
+        super().__init__(layout)
+        if layout.hostfile and not layout.hosts:
+            layout.hosts = read_hostfile(layout.hostfile)
+
+    def command(self, program: Sequence[str]) -> List[str]:
+        mpi = detect_mpi()
+        lay = self.layout
+        argv = [mpi.mpirun]
+        if lay.np:
+            argv += ["-np", str(lay.np)]
+        if mpi.is_openmpi:
+            # Function runs on small machines oversubscribe; binding stays Open MPI's default
+            # unless the user's --mpirun-args say otherwise.
+            argv += ["--oversubscribe"]
+            if lay.hostfile:
+                argv += ["--hostfile", lay.hostfile]
+            elif lay.hosts:
+                argv += ["--host", ",".join(f"{h}:{lay.ppn or 64}" for h in dict.fromkeys(lay.hosts))]
+            if lay.ppn:
+                argv += ["--map-by", f"ppr:{lay.ppn}:node"]
+        else:
+            if lay.hostfile:
+                argv += ["-f", lay.hostfile]
+            elif lay.hosts:
+                argv += ["-hosts", ",".join(dict.fromkeys(lay.hosts))]
+            if lay.ppn:
+                argv += ["-ppn", str(lay.ppn)]
+        argv += list(lay.extra_args)
+        return argv + list(program)
+
+    def environment(self) -> Dict[str, str]:
+        env = dict(os.environ)
+        if detect_mpi().is_openmpi:
+            env.update(openmpi_root_env())
+        return env

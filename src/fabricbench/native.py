@@ -1,0 +1,47 @@
+"""Where the native parts (the fabricbench-mpi engine, the profiler library) live.
+
+An installed package carries them in ``fabricbench/_native``; a developer build points
+``FABRICBENCH_NATIVE_DIR`` at a CMake install prefix (``bin/`` and ``lib/`` below it).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+
+class NativeMissing(RuntimeError):
+    """A native component was not built or not installed."""
+
+
+def native_dir() -> Path:
+    override = os.environ.get("FABRICBENCH_NATIVE_DIR")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent / "_native"
+
+
+def engine_path() -> Path:
+    """Path of the fabricbench-mpi executable."""
+    candidate = native_dir() / "bin" / "fabricbench-mpi"
+    if candidate.is_file():
+        return candidate
+    on_path = shutil.which("fabricbench-mpi")
+    if on_path:
+        return Path(on_path)
+    raise NativeMissing(
+        f"fabricbench-mpi not found (looked in {candidate} and on PATH); "
+        "reinstall fabricbench with an MPI compiler on PATH (pip install .) "
+        "or set FABRICBENCH_NATIVE_DIR to a CMake install prefix"
+    )
+
+
+def profiler_library() -> Path:
+    """Path of libfabricbench-prof.so, the PMPI profiling library."""
+    candidate = native_dir() / "lib" / "libfabricbench-prof.so"
+    if candidate.is_file():
+        return candidate
+    raise NativeMissing(
+        f"libfabricbench-prof.so not found in {candidate.parent}; reinstall fabricbench "
+        "or set FABRICBENCH_NATIVE_DIR to a CMake install prefix"
+    )
