@@ -9,8 +9,10 @@ import os
 import shutil
 from pathlib import Path
 
+from fabricbench.errors import FabricbenchError
 
-class NativeMissing(RuntimeError):
+
+class NativeMissing(FabricbenchError):
     """A native component was not built or not installed."""
 
 

@@ -5,8 +5,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Type
 
+from fabricbench.errors import FabricbenchError
 
-class LaunchError(RuntimeError):
+
+class LaunchError(FabricbenchError):
     """A launch could not be prepared (no MPI, bad hostfile, no lab, ...)."""
 
 

@@ -1,0 +1,2 @@
+from fabricbench.cli import main
+main()

@@ -1,0 +1,438 @@
+"""Opening the results database and reading and writing runs.
+
+Every write is its own transaction, so a run killed at any moment leaves the points it
+measured and a consistent database. SQLite (the default) runs in WAL mode; writers take
+the write lock when their transaction begins (BEGIN IMMEDIATE) and wait for each other
+instead of failing, so several `fabricbench run` processes can share one file.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import uuid as _uuid
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+
+from fabricbench import __version__
+from fabricbench.errors import FabricbenchError
+from fabricbench.store import migrations, schema
+from fabricbench.store.records import STAT_FIELDS, Host, Measurement, Run
+
+RUN_STATUSES = ("running", "complete", "failed", "interrupted")
+BUSY_TIMEOUT_MS = 60_000
+
+
+class StoreError(FabricbenchError):
+    """The database cannot be opened, is too new, is corrupt, or a run does not exist."""
+
+
+def default_url() -> str:
+    """FABRICBENCH_DB (a URL or a file path), else results.db in the user data directory."""
+    configured = os.environ.get("FABRICBENCH_DB")
+    if configured:
+        return _as_url(configured)
+    import platformdirs
+
+    return _as_url(str(Path(platformdirs.user_data_dir("fabricbench")) / "results.db"))
+
+
+def _as_url(text: str) -> str:
+    return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _sqlite_engine(url: str, immediate: bool) -> Engine:
+    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # transactions are begun below, not by pysqlite
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+class Store:
+    """A results database. Use open_db() to get one."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            path = self.path
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = _sqlite_engine(url, immediate=True)
+            self._reader = _sqlite_engine(url, immediate=False)
+        else:
+            self._writer = self._reader = sa.create_engine(url, pool_pre_ping=True)
+
+    # -- opening, versions, migrations -------------------------------------------------
+
+    @property
+    def path(self) -> Optional[Path]:
+        if not self.is_sqlite:
+            return None
+        name = sa.engine.make_url(self.url).database
+        return Path(name) if name and name != ":memory:" else None
+
+    @property
+    def where(self) -> str:
+        """The database as named in messages: its file for SQLite, its URL otherwise."""
+        path = self.path
+        return str(path) if path else sa.engine.make_url(self.url).render_as_string(hide_password=True)
+
+    def schema_version(self) -> Optional[int]:
+        """The stored schema version, or None for an empty database."""
+        with self._guard():
+            with self._reader.connect() as conn:
+                names = sa.inspect(conn).get_table_names()
+                if "schema_version" not in names:
+                    return 1 if "runs" in names else None
+                row = conn.execute(sa.select(schema.schema_version.c.version)).first()
+                return row[0] if row else None
+
+    def prepare(self, migrate: bool = False) -> None:
+        """Create the schema in an empty database; check (or migrate) an existing one."""
+        version = self.schema_version()
+        if version is None:
+            with self._write() as conn:
+                schema.metadata.create_all(conn)
+                conn.execute(schema.schema_version.insert().values(version=schema.SCHEMA_VERSION))
+            return
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.where} has schema version {version}, newer than this fabricbench "
+                f"{__version__} understands ({schema.SCHEMA_VERSION}); upgrade fabricbench. "
+                "Nothing was changed."
+            )
+        if version < schema.SCHEMA_VERSION:
+            if not migrate:
+                raise StoreError(
+                    f"{self.where} has schema version {version}; this fabricbench uses "
+                    f"{schema.SCHEMA_VERSION}. Run 'fabricbench db migrate' to upgrade it."
+                )
+            with self._write() as conn:
+                migrations.migrate(conn, version)
+
+    def _write(self):
+        return _Guarded(self, self._writer.begin())
+
+    def _read(self):
+        return _Guarded(self, self._reader.connect())
+
+    def _guard(self):
+        return _ErrorTranslation(self)
+
+    def close(self) -> None:
+        self._writer.dispose()
+        if self._reader is not self._writer:
+            self._reader.dispose()
+
+    # -- writing -----------------------------------------------------------------------
+
+    def create_run(
+        self,
+        kind: str = "benchmark",
+        label: Optional[str] = None,
+        tags: Optional[Dict[str, str]] = None,
+        command: Optional[str] = None,
+        provenance: Optional[Dict[str, Any]] = None,
+        ranks: Optional[int] = None,
+        status: str = "running",
+    ) -> Run:
+        values = dict(
+            uuid=str(_uuid.uuid4()),
+            created=now(),
+            label=label,
+            tags=dict(tags or {}),
+            kind=kind,
+            command=command,
+            tool_version=__version__,
+            status=status,
+            ranks=ranks,
+            provenance=dict(provenance or {}),
+        )
+        with self._write() as conn:
+            run_id = conn.execute(schema.runs.insert().values(**values)).inserted_primary_key[0]
+        return Run(id=run_id, **values)
+
+    def add_measurements(self, run_id: int, items: Iterable[Measurement]) -> int:
+        """Append measurements to a run in one transaction; returns how many."""
+        items = list(items)
+        if not items:
+            return 0
+        with self._write() as conn:
+            self._insert_measurements(conn, run_id, items)
+        return len(items)
+
+    def add_measurement(self, run_id: int, item: Measurement) -> None:
+        self.add_measurements(run_id, [item])
+
+    def add_hosts(self, run_id: int, items: Sequence[Host]) -> None:
+        if items:
+            with self._write() as conn:
+                self._insert_hosts(conn, run_id, items)
+
+    def add_artifact(self, run_id: int, name: str, data: Any) -> None:
+        with self._write() as conn:
+            conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
+
+    def update_run(self, run_id: int, **fields: Any) -> None:
+        """Change a run's label, tags, provenance, ranks or message."""
+        allowed = {"label", "tags", "provenance", "ranks", "message", "command"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"cannot update {sorted(unknown)}")
+        with self._write() as conn:
+            conn.execute(schema.runs.update().where(schema.runs.c.id == run_id).values(**fields))
+
+    def finish_run(self, run_id: int, status: str, message: Optional[str] = None) -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"status must be one of {RUN_STATUSES}")
+        with self._write() as conn:
+            conn.execute(
+                schema.runs.update()
+                .where(schema.runs.c.id == run_id)
+                .values(status=status, message=message, finished=now())
+            )
+
+    def save_run(
+        self,
+        measurements: Sequence[Measurement],
+        kind: str = "import",
+        label: Optional[str] = None,
+        tags: Optional[Dict[str, str]] = None,
+        command: Optional[str] = None,
+        provenance: Optional[Dict[str, Any]] = None,
+        ranks: Optional[int] = None,
+        hosts: Sequence[Host] = (),
+        artifacts: Optional[Dict[str, Any]] = None,
+        status: str = "complete",
+        message: Optional[str] = None,
+    ) -> Run:
+        """Store a whole run at once (importers): all of it or, on any error, nothing."""
+        values = dict(
+            uuid=str(_uuid.uuid4()),
+            created=now(),
+            finished=now(),
+            label=label,
+            tags=dict(tags or {}),
+            kind=kind,
+            command=command,
+            tool_version=__version__,
+            status=status,
+            message=message,
+            ranks=ranks,
+            provenance=dict(provenance or {}),
+        )
+        with self._write() as conn:
+            run_id = conn.execute(schema.runs.insert().values(**values)).inserted_primary_key[0]
+            self._insert_measurements(conn, run_id, list(measurements))
+            self._insert_hosts(conn, run_id, hosts)
+            for name, data in (artifacts or {}).items():
+                conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
+        return Run(id=run_id, **values)
+
+    def delete_run(self, run_id: int) -> None:
+        with self._write() as conn:
+            for table in (schema.measurements, schema.hosts, schema.artifacts):
+                conn.execute(table.delete().where(table.c.run_id == run_id))
+            conn.execute(schema.runs.delete().where(schema.runs.c.id == run_id))
+
+    @staticmethod
+    def _insert_measurements(conn: Connection, run_id: int, items: List[Measurement]) -> None:
+        if not items:
+            return
+        m = schema.measurements
+        last = conn.execute(sa.select(sa.func.max(m.c.seq)).where(m.c.run_id == run_id)).scalar()
+        seq = (last or 0) + 1
+        rows = []
+        for offset, item in enumerate(items):
+            row = {k: getattr(item, k) for k in STAT_FIELDS}
+            size = item.params.get("size")
+            row.update(
+                run_id=run_id,
+                seq=seq + offset,
+                benchmark=item.benchmark,
+                size=int(size) if isinstance(size, (int, float)) else None,
+                params=item.params,
+                metric=item.metric,
+                unit=item.unit,
+                detail=item.detail,
+            )
+            rows.append(row)
+        conn.execute(m.insert(), rows)
+
+    @staticmethod
+    def _insert_hosts(conn: Connection, run_id: int, items: Sequence[Host]) -> None:
+        if items:
+            conn.execute(
+                schema.hosts.insert(),
+                [dict(run_id=run_id, hostname=h.hostname, digest=h.digest, facts=h.facts) for h in items],
+            )
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get_run(self, ref: Union[int, str]) -> Run:
+        """A run by id, by uuid (or a unique prefix of at least 4 characters), or 'last'."""
+        r = schema.runs
+        text_ref = str(ref).strip()
+        with self._read() as conn:
+            if text_ref in ("last", "latest"):
+                row = conn.execute(sa.select(r).order_by(r.c.id.desc()).limit(1)).first()
+            elif text_ref.isdigit():
+                row = conn.execute(sa.select(r).where(r.c.id == int(text_ref))).first()
+            elif len(text_ref) >= 4:
+                rows = conn.execute(sa.select(r).where(r.c.uuid.like(f"{text_ref}%")).limit(2)).fetchall()
+                if len(rows) > 1:
+                    raise StoreError(f"run '{text_ref}' is ambiguous in {self.where}; give more of its uuid")
+                row = rows[0] if rows else None
+            else:
+                row = None
+        if row is None:
+            raise StoreError(f"no run '{text_ref}' in {self.where} (see 'fabricbench runs')")
+        return _run_from_row(row)
+
+    def list_runs(
+        self, kind: Optional[str] = None, tags: Optional[Dict[str, str]] = None, limit: Optional[int] = None
+    ) -> List[Run]:
+        r = schema.runs
+        stmt = sa.select(r).order_by(r.c.id)
+        if kind:
+            stmt = stmt.where(r.c.kind == kind)
+        with self._read() as conn:
+            found = [_run_from_row(row) for row in conn.execute(stmt)]
+        if tags:
+            found = [run for run in found if all(run.tags.get(k) == v for k, v in tags.items())]
+        return found[-limit:] if limit else found
+
+    def measurements(
+        self, run_id: int, benchmark: Optional[str] = None, metric: Optional[str] = None
+    ) -> List[Measurement]:
+        m = schema.measurements
+        stmt = sa.select(m).where(m.c.run_id == run_id).order_by(m.c.seq)
+        if benchmark:
+            stmt = stmt.where(m.c.benchmark == benchmark)
+        if metric:
+            stmt = stmt.where(m.c.metric == metric)
+        with self._read() as conn:
+            rows = conn.execute(stmt).fetchall()
+        out = []
+        for row in rows:
+            d = row._mapping
+            out.append(
+                Measurement(
+                    benchmark=d["benchmark"],
+                    params=d["params"] or {},
+                    metric=d["metric"],
+                    unit=d["unit"],
+                    detail=d["detail"],
+                    run_id=d["run_id"],
+                    seq=d["seq"],
+                    **{k: d[k] for k in STAT_FIELDS},
+                )
+            )
+        return out
+
+    def count_measurements(self, run_id: int) -> int:
+        m = schema.measurements
+        with self._read() as conn:
+            return conn.execute(sa.select(sa.func.count()).where(m.c.run_id == run_id)).scalar() or 0
+
+    def hosts(self, run_id: int) -> List[Host]:
+        h = schema.hosts
+        with self._read() as conn:
+            rows = conn.execute(sa.select(h).where(h.c.run_id == run_id).order_by(h.c.hostname)).fetchall()
+        return [Host(hostname=r._mapping["hostname"], digest=r._mapping["digest"], facts=r._mapping["facts"]) for r in rows]
+
+    def artifact(self, run_id: int, name: str) -> Any:
+        a = schema.artifacts
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(a.c.data).where(a.c.run_id == run_id, a.c.name == name).order_by(a.c.id.desc())
+            ).first()
+        return row[0] if row else None
+
+
+def _run_from_row(row) -> Run:
+    d = dict(row._mapping)
+    return Run(
+        id=d["id"],
+        uuid=d["uuid"],
+        created=d["created"],
+        label=d["label"],
+        tags=d["tags"] or {},
+        kind=d["kind"],
+        command=d["command"],
+        tool_version=d["tool_version"],
+        status=d["status"],
+        message=d["message"],
+        finished=d["finished"],
+        ranks=d["ranks"],
+        provenance=d["provenance"] or {},
+    )
+
+
+class _ErrorTranslation:
+    """Turns driver errors (a corrupt file, a locked or unreachable server) into StoreError."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None and isinstance(exc, sa.exc.DBAPIError):
+            detail = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+            if "not a database" in detail or "malformed" in detail:
+                raise StoreError(f"{self.store.where} is not a readable fabricbench database ({detail})") from None
+            raise StoreError(f"database {self.store.where}: {detail}") from None
+        return False
+
+
+class _Guarded:
+    """A connection or transaction context whose driver errors become StoreError."""
+
+    def __init__(self, store: Store, ctx):
+        self.translation = _ErrorTranslation(store)
+        self.ctx = ctx
+
+    def __enter__(self):
+        try:
+            return self.ctx.__enter__()
+        except BaseException as exc:
+            self.translation.__exit__(type(exc), exc, None)
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            suppressed = self.ctx.__exit__(exc_type, exc, tb)
+        except BaseException as inner:
+            self.translation.__exit__(type(inner), inner, None)
+            raise
+        self.translation.__exit__(exc_type, exc, tb)
+        return suppressed
+
+
+def open_db(url: Optional[str] = None, migrate: bool = False) -> Store:
+    """Open (creating if needed) the results database at `url` (a URL or a SQLite file path)."""
+    store = Store(_as_url(url) if url else default_url())
+    store.prepare(migrate=migrate)
+    return store

@@ -1,0 +1,99 @@
+"""Runs, measurements and hosts as plain records (dataclasses), the store's public shape."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+STAT_FIELDS = ("n", "iterations", "value", "min", "median", "mean", "p99", "max", "stdev")
+
+
+@dataclass
+class Run:
+    id: int
+    uuid: str
+    created: str
+    label: Optional[str]
+    tags: Dict[str, str]
+    kind: str
+    command: Optional[str]
+    tool_version: str
+    status: str
+    message: Optional[str] = None
+    finished: Optional[str] = None
+    ranks: Optional[int] = None
+    provenance: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """How a run is shown in legends: its label, else its fabric tag, else #id."""
+        return self.label or self.tags.get("fabric") or f"run {self.id}"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Measurement:
+    benchmark: str
+    params: Dict[str, Any]
+    metric: str
+    unit: str
+    value: Optional[float] = None
+    n: Optional[int] = None
+    iterations: Optional[int] = None
+    min: Optional[float] = None
+    median: Optional[float] = None
+    mean: Optional[float] = None
+    p99: Optional[float] = None
+    max: Optional[float] = None
+    stdev: Optional[float] = None
+    detail: Optional[Dict[str, Any]] = None
+    run_id: Optional[int] = None
+    seq: Optional[int] = None
+
+    @property
+    def size(self) -> Optional[int]:
+        return self.params.get("size")
+
+    @classmethod
+    def from_record(cls, record: Dict[str, Any]) -> "Measurement":
+        """From an engine 'point' record (see data/record.schema.json)."""
+        kwargs = {k: record.get(k) for k in STAT_FIELDS}
+        if kwargs["value"] is None:
+            kwargs["value"] = record.get("mean")
+        return cls(
+            benchmark=record["benchmark"],
+            params=dict(record.get("params") or {}),
+            metric=record["metric"],
+            unit=record["unit"],
+            detail=record.get("detail"),
+            **kwargs,
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Host:
+    hostname: str
+    digest: str
+    facts: Dict[str, Any]
+
+
+def to_dataframe(records: List[Any]):
+    """A pandas DataFrame of runs or measurements (needs pandas installed)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        from fabricbench.errors import FabricbenchError
+
+        raise FabricbenchError("to_dataframe() needs pandas: pip install pandas") from None
+    rows = []
+    for rec in records:
+        row = rec.to_dict()
+        params = row.pop("params", None)
+        if isinstance(params, dict):
+            row.update({f"param_{k}": v for k, v in params.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,92 @@
+"""The results database schema (SQLAlchemy Core), one definition for SQLite and PostgreSQL.
+
+A run owns its measurements (long format: one row per benchmark point and metric), the
+provenance of each of its hosts, and named artifacts (an MPI profile, a study's raw data).
+"""
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+SCHEMA_VERSION = 2
+
+metadata = MetaData()
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("created", String(32), nullable=False),  # ISO 8601, UTC
+    Column("finished", String(32)),
+    Column("label", Text),
+    Column("tags", JSON, nullable=False),
+    Column("kind", String(32), nullable=False),  # benchmark, import, profile, scaling, hpcc, health
+    Column("command", Text),
+    Column("tool_version", String(32), nullable=False),
+    Column("status", String(16), nullable=False),  # running, complete, failed, interrupted
+    Column("message", Text),
+    Column("ranks", Integer),
+    Column("provenance", JSON, nullable=False),
+)
+
+measurements = Table(
+    "measurements",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("benchmark", String(64), nullable=False),
+    Column("size", Integer),  # params["size"] when present, for ordering and filtering
+    Column("params", JSON, nullable=False),
+    Column("metric", String(32), nullable=False),
+    Column("unit", String(16), nullable=False),
+    Column("n", Integer),
+    Column("iterations", Integer),
+    Column("value", Float),
+    Column("min", Float),
+    Column("median", Float),
+    Column("mean", Float),
+    Column("p99", Float),
+    Column("max", Float),
+    Column("stdev", Float),
+    Column("detail", JSON),
+)
+Index("ix_measurements_run", measurements.c.run_id, measurements.c.benchmark, measurements.c.seq)
+
+hosts = Table(
+    "hosts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("hostname", String(255), nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("facts", JSON, nullable=False),
+)
+Index("ix_hosts_run", hosts.c.run_id)
+
+artifacts = Table(
+    "artifacts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(64), nullable=False),
+    Column("data", JSON, nullable=False),
+)
+Index("ix_artifacts_run", artifacts.c.run_id, artifacts.c.name)
