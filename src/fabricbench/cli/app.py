@@ -23,11 +23,17 @@ class State:
         self._store = None
 
     @property
+    def url(self) -> str:
+        from fabricbench.store import as_url, default_url
+
+        return as_url(self.db_url) if self.db_url else default_url()
+
+    @property
     def store(self):
         if self._store is None:
             from fabricbench.store import open_db
 
-            self._store = open_db(self.db_url)
+            self._store = open_db(self.url)
         return self._store
 
 

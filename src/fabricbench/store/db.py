@@ -34,13 +34,13 @@ def default_url() -> str:
     """FABRICBENCH_DB (a URL or a file path), else results.db in the user data directory."""
     configured = os.environ.get("FABRICBENCH_DB")
     if configured:
-        return _as_url(configured)
+        return as_url(configured)
     import platformdirs
 
-    return _as_url(str(Path(platformdirs.user_data_dir("fabricbench")) / "results.db"))
+    return as_url(str(Path(platformdirs.user_data_dir("fabricbench")) / "results.db"))
 
 
-def _as_url(text: str) -> str:
+def as_url(text: str) -> str:
     return text if "://" in text else f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
@@ -296,15 +296,15 @@ class Store:
         with self._read() as conn:
             if text_ref in ("last", "latest"):
                 row = conn.execute(sa.select(r).order_by(r.c.id.desc()).limit(1)).first()
-            elif text_ref.isdigit():
-                row = conn.execute(sa.select(r).where(r.c.id == int(text_ref))).first()
-            elif len(text_ref) >= 4:
+            else:
+                row = None
+                if text_ref.isdigit():
+                    row = conn.execute(sa.select(r).where(r.c.id == int(text_ref))).first()
+            if row is None and len(text_ref) >= 4 and text_ref not in ("last", "latest"):
                 rows = conn.execute(sa.select(r).where(r.c.uuid.like(f"{text_ref}%")).limit(2)).fetchall()
                 if len(rows) > 1:
                     raise StoreError(f"run '{text_ref}' is ambiguous in {self.where}; give more of its uuid")
                 row = rows[0] if rows else None
-            else:
-                row = None
         if row is None:
             raise StoreError(f"no run '{text_ref}' in {self.where} (see 'fabricbench runs')")
         return _run_from_row(row)
@@ -433,6 +433,6 @@ class _Guarded:
 
 def open_db(url: Optional[str] = None, migrate: bool = False) -> Store:
     """Open (creating if needed) the results database at `url` (a URL or a SQLite file path)."""
-    store = Store(_as_url(url) if url else default_url())
+    store = Store(as_url(url) if url else default_url())
     store.prepare(migrate=migrate)
     return store

@@ -28,6 +28,7 @@ def migrate(conn: Connection, current: int) -> int:
     while version < schema.SCHEMA_VERSION:
         STEPS[version](conn)
         version += 1
+    schema.schema_version.create(conn, checkfirst=True)  # version 1 had no version table
     conn.execute(schema.schema_version.delete())
     conn.execute(schema.schema_version.insert().values(version=version))
     return version

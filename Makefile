@@ -1,0 +1,38 @@
+# The two commands of the README: `make run` (set up, quick study, report) and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+RESULTS ?= fabricbench-results
+NP     ?= 2
+FB      = $(VENV)/bin/fabricbench --db $(RESULTS)/results.db
+
+.PHONY: run test setup system-deps install dev clean
+
+run: setup
+	@mkdir -p $(RESULTS)
+	$(FB) run quick --np $(NP) --label quick-local --tag fabric=shm
+	$(FB) show last
+	$(FB) report last -o $(RESULTS)/quick-report.html
+	@echo "report: $(RESULTS)/quick-report.html"
+
+test: setup
+	$(VENV)/bin/python -m pytest -ra
+
+setup: system-deps install
+
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Rebuilt from the source tree every time: the engine and profiler are compiled against the MPI on PATH.
+install: $(VENV)/bin/python
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check ".[test,pandas]"
+
+# A developer build of the native parts at build/stage; use with FABRICBENCH_NATIVE_DIR=$(PWD)/build/stage.
+dev: $(VENV)/bin/python
+	cmake -S . -B build/dev -G Ninja && cmake --build build/dev && cmake --install build/dev --prefix build/stage
+
+clean:
+	rm -rf build dist $(VENV) $(RESULTS) *.egg-info

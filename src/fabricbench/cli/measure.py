@@ -1,0 +1,119 @@
+"""`fabricbench run`: measure a suite or benchmarks into the database, with a progress display."""
+from __future__ import annotations
+
+import shlex
+import time
+from typing import Optional, Tuple
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fabricbench import suite
+from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, tag_option
+from fabricbench.errors import UsageError
+from fabricbench.launch import Layout, get_launcher, launcher_names
+from fabricbench.measure import Observer, measure
+
+
+class ProgressObserver(Observer):
+    """Benchmark, message size, points done / total, elapsed."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.task = None
+        self.started = time.monotonic()
+
+    def provenance_started(self) -> None:
+        self.task = self.progress.add_task("collecting provenance", total=None, size="")
+
+    def step_started(self, index, total, step, planned) -> None:
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+        desc = f"[{index + 1}/{total}] {step.benchmark}"
+        self.task = self.progress.add_task(desc, total=planned or None, size="")
+
+    def point(self, step, measurement, done) -> None:
+        size = measurement.size
+        self.progress.update(self.task, completed=done, size=f"{size} B" if size is not None else "")
+
+    def step_finished(self, step) -> None:
+        self.progress.update(self.task, completed=self.progress.tasks[-1].total or 0)
+
+
+def build_layout(np: Optional[int], hostfile, hosts, ppn, mpirun_args) -> Layout:
+    if hostfile and hosts:
+        raise UsageError("give --hostfile or --hosts, not both")
+    return Layout(
+        np=np,
+        hosts=[h.strip() for h in hosts.split(",") if h.strip()] if hosts else [],
+        hostfile=hostfile,
+        ppn=ppn,
+        extra_args=shlex.split(mpirun_args) if mpirun_args else [],
+    )
+
+
+def launch_options(f):
+    """The options that say where ranks go; shared by run and the commands that launch."""
+    for opt in reversed(
+        [
+            click.option("--np", "np", type=click.IntRange(min=1), help="Number of ranks (default 2; all nodes for --launcher lab)."),
+            click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Hostfile for the launcher."),
+            click.option("--hosts", help="Comma-separated host names."),
+            click.option("--ppn", type=click.IntRange(min=1), help="Ranks per node."),
+            click.option("--launcher", default="mpirun", show_default=True, help="How ranks start: mpirun, srun, lab."),
+            click.option("--mpirun-args", metavar="ARGS", help='Extra launcher arguments, e.g. "--mca btl tcp,self".'),
+        ]
+    ):
+        f = opt(f)
+    return f
+
+
+def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
+    if launcher not in launcher_names():
+        raise UsageError(f"unknown launcher '{launcher}'; choose one of: {', '.join(launcher_names())}")
+    chosen = get_launcher(launcher, layout)
+    if chosen.layout.np is None:
+        chosen.layout.np = default_np
+    return chosen
+
+
+@main.command()
+@click.argument("selection", nargs=-1, metavar="[SUITE | BENCHMARK ...]")
+@launch_options
+@label_option
+@tag_option
+@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop and mark the run failed after this long.")
+@click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
+@click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
+@click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
+@pass_state
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, sizes, iterations, time_budget):
+    """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
+
+    Ctrl-C stops cleanly: the points measured so far are kept and the run is marked interrupted.
+    """
+    tag_map = parse_tags(tags)
+    chosen = make_launcher(launcher, build_layout(np, hostfile, hosts, ppn, mpirun_args))
+    extra = []
+    if iterations:
+        extra += ["--iterations", str(iterations)]
+    if time_budget:
+        extra += ["--time-budget", str(time_budget)]
+    steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra)
+    store = state.store
+    with Progress(
+        TextColumn("{task.description}"),
+        TextColumn("{task.fields[size]}", style="cyan"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        outcome = measure(store, chosen, steps, label=label, tags=tag_map, timeout=timeout, observer=ProgressObserver(progress))
+    console.print(
+        f"run [bold]{outcome.run.id}[/] complete: {outcome.points} points from {len(steps)} benchmarks "
+        f"on {chosen.layout.np} ranks, stored in {store.where}",
+        highlight=False,
+    )
+    console.print(f"see it with: fabricbench show {outcome.run.id}", highlight=False)

@@ -1,0 +1,168 @@
+"""Running a launcher command as a process group that can always be stopped completely.
+
+The command (mpirun and its ranks) starts in a session of its own, so a Ctrl-C at the
+terminal reaches fabricbench only and fabricbench decides how to stop the job. Stopping
+sends SIGTERM to the whole tree (mpirun forwards it to remote ranks), waits, then
+SIGKILLs whatever is left, found through /proc, so no rank is orphaned.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+STOP_GRACE_S = 5.0
+
+
+def _children_map() -> Dict[int, List[int]]:
+    children: Dict[int, List[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+        except OSError:
+            continue
+        # The command name may contain spaces and parentheses; fields resume after the last ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def process_tree(pid: int) -> List[int]:
+    """pid and all its descendants."""
+    children = _children_map()
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, []))
+    return tree
+
+
+def _signal_all(pids: Sequence[int], sig: int) -> None:
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class Job:
+    """A running command whose stdout lines are read as they come."""
+
+    def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None):
+        self.argv = list(argv)
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self._stderr: List[str] = []
+        self._threads = [
+            threading.Thread(target=self._pump_stdout, daemon=True),
+            threading.Thread(target=self._pump_stderr, daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _pump_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self._lines.put(raw.decode(errors="replace"))
+        self._lines.put(None)
+
+    def _pump_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self._stderr.append(raw.decode(errors="replace"))
+
+    def lines(self, deadline: Optional[float] = None) -> Iterator[str]:
+        """stdout lines until the command closes it; raises TimeoutError past `deadline` (time.monotonic)."""
+        while True:
+            timeout = 0.2
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                timeout = min(timeout, left)
+            try:
+                line = self._lines.get(timeout=timeout)
+            except queue.Empty:
+                continue
+            if line is None:
+                return
+            yield line
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        rc = self.proc.wait(timeout=timeout)
+        for t in self._threads:
+            t.join(timeout=2)
+        return rc
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._stderr)
+
+    def stop(self) -> None:
+        """Stop the command and every process it started; idempotent."""
+        if self.proc.poll() is None:
+            tree = process_tree(self.proc.pid)
+            _signal_all(tree, signal.SIGTERM)
+            end = time.monotonic() + STOP_GRACE_S
+            while time.monotonic() < end and self.proc.poll() is None:
+                time.sleep(0.05)
+            leftovers = [p for p in process_tree(self.proc.pid) if p != self.proc.pid] if self.proc.poll() is None else []
+            _signal_all(set(tree) | set(leftovers), signal.SIGKILL)
+        else:
+            # mpirun may have exited while ranks it started linger; they kept our session id.
+            _signal_all(session_members(self.proc.pid), signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for t in self._threads:
+            t.join(timeout=2)
+
+
+def session_members(sid: int) -> List[int]:
+    """Processes still in session `sid` (the job's own session, started by Job)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if os.getsid(int(entry)) == sid:
+                members.append(int(entry))
+        except (ProcessLookupError, PermissionError):
+            continue
+    return members
+
+
+def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None) -> Tuple[int, str, str]:
+    """Run a short command to completion (stopped entirely on timeout); (rc, stdout, stderr)."""
+    job = Job(argv, env=env, cwd=cwd)
+    out: List[str] = []
+    try:
+        for line in job.lines(deadline=time.monotonic() + timeout):
+            out.append(line)
+        rc = job.wait(timeout=max(1.0, timeout))
+    except (TimeoutError, subprocess.TimeoutExpired):
+        job.stop()
+        raise TimeoutError(f"{' '.join(argv[:3])} ... did not finish in {timeout:.0f} s") from None
+    except BaseException:
+        job.stop()
+        raise
+    job.stop()
+    return rc, "".join(out), job.stderr

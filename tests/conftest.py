@@ -1,0 +1,44 @@
+"""Shared fixtures: a fresh database per test and the real command line as a subprocess."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "results.db"
+
+
+class Cli:
+    """Runs `python -m fabricbench --db DB ...` as a user would."""
+
+    def __init__(self, db: Path):
+        self.db = db
+
+    def argv(self, *args: str):
+        return [sys.executable, "-m", "fabricbench", "--db", str(self.db), *args]
+
+    def __call__(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(self.argv(*args), capture_output=True, text=True, timeout=timeout, env=cli_env())
+        if check and proc.returncode != 0:
+            raise AssertionError(f"fabricbench {' '.join(args)} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+        return proc
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+
+
+def cli_env():
+    env = dict(os.environ)
+    env["COLUMNS"] = "200"  # rich tables unwrapped, so tests can read them
+    return env
+
+
+@pytest.fixture
+def cli(db_path: Path) -> Cli:
+    return Cli(db_path)
