@@ -70,7 +70,7 @@ def test_quick_suite_end_to_end(cli, db_path):
     assert sorted({m.size for m in by_bench["bw"]}) == [2**i for i in range(23)]  # 1:4M
     assert all(m.value > 0 and m.unit in ("us", "MB/s", "msg/s") for m in items)
     bw = {m.size: m.value for m in by_bench["bw"] if m.metric == "bandwidth"}
-    assert bw[4 << 20] > bw[1024]
+    assert bw[4 << 20] > bw[64]
     # provenance: run level and per host
     prov = run.provenance
     assert prov["launcher"] == "mpirun" and prov["nodes"] == 1 and prov["mpi_library"]
@@ -144,7 +144,7 @@ def test_killed_rank_fails_the_run_and_names_it(cli, db_path):
 
 
 def test_timeout_fails_the_run_and_keeps_points(cli, db_path):
-    proc = cli("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1", "--timeout", "8", check=False)
+    proc = cli("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "2", "--timeout", "30", check=False)
     assert proc.returncode == 1 and "--timeout" in proc.stderr
     (run,) = open_db(str(db_path)).list_runs()
     assert run.status == "failed" and "--timeout" in run.message

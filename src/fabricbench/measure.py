@@ -169,7 +169,7 @@ def measure(
     outcome = Outcome(run=run)
     try:
         for index, step in enumerate(steps):
-            outcome.points += _run_step(store, run, launcher, step, index, len(steps), deadline, observer)
+            _run_step(store, run, launcher, step, index, len(steps), deadline, observer, outcome)
     except KeyboardInterrupt:
         outcome.status, outcome.message = "interrupted", f"interrupted by the user after {outcome.points} points"
     except RunFailed as exc:
@@ -186,7 +186,7 @@ def measure(
     return outcome
 
 
-def _run_step(store, run, launcher, step, index, total, deadline, observer) -> int:
+def _run_step(store, run, launcher, step, index, total, deadline, observer, outcome: Outcome) -> None:
     argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
@@ -207,6 +207,7 @@ def _run_step(store, run, launcher, step, index, total, deadline, observer) -> i
                 m = Measurement.from_record(rec)
                 store.add_measurement(run.id, m)
                 done += 1
+                outcome.points += 1
                 last_size = m.size
                 observer.point(step, m, done)
             elif kind == "end":
@@ -222,7 +223,6 @@ def _run_step(store, run, launcher, step, index, total, deadline, observer) -> i
     if rc != 0 or not ended:
         raise RunFailed(f"{step.benchmark} {_where(step, planned_sizes, last_size, done)}: {explain_failure(job.stderr)} (exit status {rc})")
     observer.step_finished(step)
-    return done
 
 
 def _where(step: Step, planned: List[int], last_size: Optional[int], done: int) -> str:

@@ -67,12 +67,17 @@ def runs_cmd(state, kind, tag_filter, last, as_json):
 
 
 def _param_columns(items: List[Measurement]) -> List[str]:
+    """The size, and the other parameters whose value changes from row to row."""
     keys: "OrderedDict[str, None]" = OrderedDict()
     for m in items:
         for k in m.params:
-            if k != "ranks":
-                keys[k] = None
-    return list(keys)
+            keys[k] = None
+    varying = []
+    for k in keys:
+        values = {json.dumps(m.params.get(k), sort_keys=True) for m in items}
+        if k == "size" and values != {"null"} or k != "ranks" and len(values) > 1:
+            varying.append(k)
+    return varying
 
 
 def _fmt(value) -> str:
