@@ -1,0 +1,344 @@
+"""`fabricbench scale`, `import-scaling` and `scaling-report`: application scaling studies."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, print_json, tag_option
+from fabricbench.cli.measure import build_layout
+from fabricbench.errors import UsageError
+from fabricbench.launch import get_launcher, launcher_names
+
+
+def _fmt_eta(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "left: estimating"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"left: ~{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    if seconds >= 60:
+        return f"left: ~{seconds // 60}m{seconds % 60:02d}s"
+    return f"left: ~{seconds}s"
+
+
+class ScaleProgress:
+    """Point being run, repetitions done / total, failures, estimated time left."""
+
+    def __init__(self, progress: Progress, repeat: int):
+        self.progress = progress
+        self.repeat = repeat
+        self.task = None
+        self.failed = 0
+
+    def provenance_started(self) -> None:
+        self.task = self.progress.add_task("collecting provenance", total=None, eta=_fmt_eta(None), note="")
+
+    def repetition_started(self, point, repetition, done, total, eta_s) -> None:
+        desc = f"{point.describe()}, repetition {repetition}/{self.repeat}"
+        if self.progress.tasks and self.progress.tasks[0].total is None:
+            self.progress.update(self.task, total=total)
+        self.progress.update(self.task, description=desc, completed=done, eta=_fmt_eta(eta_s))
+
+    def repetition_finished(self, point, repetition, result, done, total, eta_s) -> None:
+        if not result.ok:
+            self.failed += 1
+            self.progress.console.print(
+                f"[yellow]failed:[/] {point.describe()}, repetition {repetition}: {result.reason}", highlight=False
+            )
+        note = f"{self.failed} failed" if self.failed else ""
+        self.progress.update(self.task, completed=done, eta=_fmt_eta(eta_s), note=note)
+
+
+def _launcher_for(name: str, hostfile, hosts, mpirun_args):
+    """A function giving the launcher of each scale (hosts resolved once: hostfile, --hosts or the lab)."""
+    from fabricbench.scaling.study import layout_for
+
+    if name not in launcher_names():
+        raise UsageError(f"unknown launcher '{name}'; choose one of: {', '.join(launcher_names())}")
+    base_layout = build_layout(None, hostfile, hosts, None, mpirun_args)
+    base_layout.np = 1
+    base = get_launcher(name, base_layout)
+    resolved = list(base.layout.hosts)
+    if not resolved and hostfile:
+        from fabricbench.launch.mpirun import read_hostfile
+
+        resolved = read_hostfile(hostfile)
+    extra = list(base_layout.extra_args)
+
+    def launcher_for(point):
+        return get_launcher(name, layout_for(point, name, resolved, extra))
+
+    return launcher_for
+
+
+@main.command(context_settings={"allow_interspersed_args": False})
+@click.option("--nodes", "nodes_text", metavar="LIST", help="Node counts, e.g. 1,2,4,8 (locally: N x ppn ranks on this host).")
+@click.option("--ppn", type=click.IntRange(min=1), help="Ranks per node with --nodes (default 1).")
+@click.option("--np-list", "np_text", metavar="LIST", help="Rank counts instead of node counts, e.g. 1,2,4.")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Repetitions of every scale.")
+@click.option("--time", "time_source", default="wall", show_default=True, metavar="wall|REGEX|none",
+              help="Record the wall time of each launch, or seconds parsed from the output (first group of the last match), or no time.")
+@click.option("--fom", metavar="REGEX", help="Figure of merit parsed from the output: first group of the last match, e.g. 'FOM: ([0-9.]+)'.")
+@click.option("--fom-unit", default="", metavar="UNIT", help="Unit of the figure of merit, e.g. Mcells/s.")
+@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=True, show_default=True,
+              help="Direction of the figure of merit.")
+@click.option("--weak", is_flag=True, help="Weak scaling (the problem grows with the scale): efficiency t(N0)/t(N).")
+@label_option
+@tag_option
+@click.option("--launcher", default="mpirun", show_default=True, help="How ranks start: mpirun, srun, lab.")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Hostfile; --nodes N uses its first N hosts.")
+@click.option("--hosts", help="Comma-separated host names; --nodes N uses the first N.")
+@click.option("--mpirun-args", metavar="ARGS", help='Extra launcher arguments, e.g. "--mca btl tcp,self".')
+@click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS", help="Stop a repetition after this long and record it as failed.")
+@click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- APP [ARGS]...")
+@pass_state
+def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, higher_is_better, weak, label, tags,
+          launcher, hostfile, hosts, mpirun_args, timeout, app):
+    """Run an application at several scales, repeatedly, and store a scaling study.
+
+    Every repetition is stored as it finishes (wall time and/or the figure of merit, exit
+    status); a failed one (non-zero exit, timeout, figure not found) is kept with its reason
+    and left out of the averages. Ctrl-C keeps the finished repetitions (exit 130).
+
+    \b
+    Examples:
+      fabricbench scale --nodes 1,2,4,8 --ppn 4 --repeat 3 --tag fabric=edr -- ./app input.dat
+      fabricbench scale --np-list 1,2,4 --fom 'FOM: ([0-9.]+)' --fom-unit Mcells/s -- ./jacobi
+    """
+    from fabricbench.scaling.study import StudySpec, parse_int_list, plan_points, run_study
+
+    tag_map = parse_tags(tags)
+    nodes = parse_int_list(nodes_text, "--nodes") if nodes_text else None
+    np_list = parse_int_list(np_text, "--np-list") if np_text else None
+    points = plan_points(nodes, ppn, np_list)
+    time_choice = None if time_source.strip().lower() == "none" else ("wall" if time_source.strip().lower() == "wall" else time_source)
+    spec = StudySpec(
+        app=list(app), points=points, repeat=repeat, time=time_choice, fom=fom, fom_unit=fom_unit,
+        higher_is_better=higher_is_better, weak=weak, timeout=timeout, label=label, tags=tag_map,
+    )
+    launcher_for = _launcher_for(launcher, hostfile, hosts, mpirun_args)
+    store = state.store
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[eta]}", style="cyan"),
+        TextColumn("{task.fields[note]}", style="yellow"),
+        console=console,
+        transient=True,
+    ) as progress:
+        outcome = run_study(store, spec, launcher_for, observer=ScaleProgress(progress, repeat))
+    _print_study_summary(store, outcome.run.id)
+    ok = outcome.done - outcome.failed
+    console.print(
+        f"scaling run [bold]{outcome.run.id}[/] complete: {ok} of {outcome.done} repetitions succeeded "
+        f"at {len(points)} scales, stored in {store.where}",
+        highlight=False,
+    )
+    if outcome.failed:
+        console.print(f"[yellow]{outcome.failed} failed repetition(s) are stored with their reasons and left out of the statistics[/]", highlight=False)
+    console.print(f"see it with: fabricbench scaling-report {outcome.run.id}", highlight=False)
+
+
+def _print_study_summary(store, run_id: int) -> None:
+    from fabricbench.analysis import scaling as sc
+    from fabricbench.report.sections import scaling as section
+
+    try:
+        series = sc.load_series(store, run_id)
+        analysis = sc.analyse([series])
+    except sc.ScalingAnalysisError:
+        return
+    print_table(section.series_table(analysis.series[0], analysis.threshold))
+
+
+# ---- import -------------------------------------------------------------------------------
+
+
+@main.command("import-scaling")
+@click.argument("csv_file", type=click.Path(dir_okay=False), metavar="FILE.csv")
+@label_option
+@tag_option
+@click.option("--fom-unit", default="", metavar="UNIT", help="Unit of a 'fom' column.")
+@click.option("--higher-is-better/--lower-is-better", "higher_is_better", default=True, show_default=True,
+              help="Direction of a 'fom' column.")
+@click.option("--weak", is_flag=True, help="The numbers are a weak-scaling study.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")
+@pass_state
+def import_scaling(state, csv_file, label, tags, fom_unit, higher_is_better, weak, as_json):
+    """Import published or hand-measured scaling numbers from a CSV file.
+
+    Columns: nodes and/or ranks, time (seconds) and/or fom, optional ppn, repetition, n,
+    stdev, label; any other column is a tag (fabric, case, ...). Every (label, tags) group
+    becomes one run. A malformed row stops the import with its line; nothing is stored.
+    """
+    from fabricbench.scaling.importer import import_scaling_csv
+
+    if not Path(csv_file).is_file():
+        raise UsageError(f"{csv_file}: no such file")
+    runs = import_scaling_csv(
+        state.store, csv_file, label=label, tags=parse_tags(tags), fom_unit=fom_unit,
+        higher_is_better=higher_is_better, weak=weak, command=" ".join(shlex.quote(a) for a in sys.argv),
+    )
+    if as_json:
+        print_json([{"id": r.id, "uuid": r.uuid, "label": r.label, "tags": r.tags} for r in runs])
+        return
+    for r in runs:
+        tags_text = ", ".join(f"{k}={v}" for k, v in r.tags.items())
+        console.print(f"run [bold]{r.id}[/]: {r.label or '-'} ({tags_text})", highlight=False)
+    ids = " ".join(str(r.id) for r in runs)
+    console.print(f"imported {len(runs)} series from {csv_file}; see them with: fabricbench scaling-report {ids}", highlight=False)
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+def print_table(table) -> None:
+    """A report.model Table on the terminal (rich)."""
+    rt = RichTable(title=table.caption or None, title_justify="left", show_lines=False)
+    for c in table.columns:
+        rt.add_column(c.header, justify="left" if c.align == "left" else "right")
+    styles = {"better": "green", "worse": "red", "warn": "yellow", "muted": "dim"}
+    for row in table.cells():
+        rt.add_row(*[f"[{styles[c.style]}]{_rich_escape(c.text)}[/]" if c.style in styles else _rich_escape(c.text) for c in row])
+    console.print(rt)
+    for note in table.notes:
+        console.print(f"  {note}", style="dim", highlight=False, markup=False)
+
+
+def _rich_escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def markdown_tables(tables, lines: List[str], failures: List[str]) -> str:
+    from fabricbench.report.render import md_escape
+
+    out = ["# Application scaling", ""]
+    for t in tables:
+        if t.caption:
+            out += [f"**{md_escape(t.caption)}**", ""]
+        out.append("| " + " | ".join(md_escape(c.header) for c in t.columns) + " |")
+        out.append("|" + "|".join(":--" if c.align == "left" else "--:" for c in t.columns) + "|")
+        for row in t.cells():
+            out.append("| " + " | ".join(md_escape(c.text) for c in row) + " |")
+        out += [""] + [f"- {md_escape(n)}" for n in t.notes] + ([""] if t.notes else [])
+    out += [str(md_escape(x)) for x in lines]
+    if failures:
+        out += ["", "Failed repetitions (left out of the statistics):"] + [f"- {md_escape(f)}" for f in failures]
+    return "\n".join(out) + "\n"
+
+
+@main.command("scaling-report")
+@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
+@click.option("--baseline", type=click.FloatRange(min=0, min_open=True), metavar="SCALE",
+              help="Scale (nodes, or ranks) efficiencies are relative to. Default: the smallest measured.")
+@click.option("--threshold", type=click.FloatRange(min=0, max=1, min_open=True), default=0.7, show_default=True,
+              help="Efficiency below which a scale is flagged (and predicted by the model).")
+@click.option("--metric", type=click.Choice(["time", "fom"]), help="Which metric to analyse when a run has both (default: the study's primary).")
+@click.option("--axis", type=click.Choice(["nodes", "ranks"]), help="Scale axis (default: nodes when they vary, else ranks).")
+@click.option("--compare-by", metavar="TAG", help="Compare series differing in this tag (default: fabric when the runs' fabrics differ).")
+@click.option("--reference", metavar="VALUE", help="The reference series of comparisons: a value of --compare-by's tag (or a run name).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "html"]), help="Output format (default: text, html for -o *.html).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (HTML with plots, or the chosen format).")
+@click.option("--plot-format", type=click.Choice(["svg", "png"]), default="svg", show_default=True)
+@pass_state
+def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, reference, fmt, output, plot_format):
+    """Tables (mean +- 95% CI, speedup, efficiency, relative performance), the scaling model, and plots.
+
+    RUN is a run id, uuid prefix or 'last'; give the runs of one study (e.g. one per fabric).
+    """
+    from fabricbench.analysis import scaling as sc
+    from fabricbench.report.sections import scaling as section
+
+    store = state.store
+    if fmt is None:
+        fmt = "html" if output and output.lower().endswith((".html", ".htm")) else "text"
+    seen, series = set(), []
+    loaded_runs = []
+    for ref in runs:
+        run = store.get_run(ref)
+        if run.id in seen:
+            continue
+        seen.add(run.id)
+        loaded_runs.append(run)
+    names = _unique_names(loaded_runs)
+    try:
+        for run, name in zip(loaded_runs, names):
+            series.append(sc.load_series(store, run.id, metric=metric, axis=axis, name=name))
+        metrics = {s.metric for s in series}
+        if len(metrics) > 1 and metric is None:
+            raise UsageError(f"the runs record different metrics ({', '.join(sorted(metrics))}); choose one with --metric")
+        analysis = sc.analyse(series, baseline=baseline, threshold=threshold,
+                              compare_by=compare_by if compare_by else "auto", reference=reference)
+    except sc.ScalingAnalysisError as exc:
+        raise UsageError(str(exc)) from None
+
+    if fmt == "json":
+        text = json.dumps(analysis.to_dict(), indent=2, default=str) + "\n"
+        _emit(text, output)
+        return
+    if fmt == "markdown":
+        text = markdown_tables(section.scaling_tables(analysis), section.model_lines(analysis), section.failure_lines(analysis))
+        _emit(text, output)
+        return
+    if fmt == "html":
+        from fabricbench import __version__
+        from fabricbench.report.model import Report
+        from fabricbench.report.render import render_html
+
+        if not output:
+            raise UsageError("--format html needs -o FILE.html")
+        report = Report(
+            title="fabricbench scaling report",
+            generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            tool_version=__version__,
+            runs=[_Named(n) for n in names],
+            sections=[section.scaling_section(analysis, plot_format)],
+        )
+        _emit(render_html(report), output)
+        console.print(f"wrote {output}", highlight=False)
+        return
+    for table in section.scaling_tables(analysis):
+        print_table(table)
+        console.print()
+    for line in section.model_lines(analysis):
+        console.print(line, highlight=False, markup=False)
+    failures = section.failure_lines(analysis)
+    if failures:
+        console.print(f"[yellow]{len(failures)} failed repetition(s), left out of the statistics:[/]", highlight=False)
+        for f in failures:
+            console.print(f"  {f}", highlight=False, markup=False)
+    if output:
+        _emit(markdown_tables(section.scaling_tables(analysis), section.model_lines(analysis), failures), output)
+
+
+class _Named:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _unique_names(runs) -> List[str]:
+    names = [r.name for r in runs]
+    return [n if names.count(n) == 1 else f"{n} (#{r.id})" for n, r in zip(names, runs)]
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if not output:
+        sys.stdout.write(text)
+        return
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

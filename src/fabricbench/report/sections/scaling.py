@@ -1,0 +1,303 @@
+"""Application scaling: time (or figure of merit) per scale, speedup, efficiency, fabric against fabric, model.
+
+``build(ctx)`` adds the section to any report over runs holding ``scale`` measurements (from
+``fabricbench scale`` or ``import-scaling``). ``scaling_section(analysis)`` builds the same
+section from an ``analysis.scaling.StudyAnalysis`` (``fabricbench scaling-report`` uses it),
+and ``scaling_tables(analysis)`` / ``model_lines(analysis)`` give its tables and sentences to
+the text and Markdown outputs, so every output shows the same figures.
+
+Report options read (when present): ``scaling_baseline`` (a scale, default the smallest),
+``scaling_threshold`` (default 0.7).
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from fabricbench.analysis import scaling as sc
+from fabricbench.analysis.direction import direction_word
+from fabricbench.models.scaling import format_model
+from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
+
+ORDER = 70
+BENCHMARKS = {"scale"}
+
+
+def fmt(v: Optional[float]) -> str:
+    """Up to 4 significant digits, never in exponent form for study-sized numbers."""
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{v:.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    if a >= 1:
+        return f"{v:.3f}"
+    if a >= 1e-3:
+        return f"{v:.4f}"
+    return f"{v:.3g}"
+
+
+def num(x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def ratio_text(r: Optional[float]) -> str:
+    return "-" if r is None else f"{r:.2f}x"
+
+
+def pct_text(p: Optional[float]) -> str:
+    return "-" if p is None else f"{p:+.0f}%"
+
+
+def _direction(s: sc.ScalingSeries) -> str:
+    if s.metric in ("time", "latency"):
+        return direction_word(s.metric)
+    return "higher is better" if s.higher_is_better else "lower is better"
+
+
+def series_caption(sa: sc.SeriesAnalysis) -> str:
+    s = sa.series
+    mode = "weak scaling" if s.weak else "strong scaling"
+    base = f"baseline {num(sa.baseline)} {s.axis}" if sa.baseline is not None else "no baseline value"
+    run = f" (run {s.run_id})" if s.run_id is not None and s.name != f"run {s.run_id}" else ""
+    unit = f" ({s.unit})" if s.unit else ""
+    return f"{s.name}{run}: {s.metric}{unit}, {_direction(s)}; {mode}, {base}"
+
+
+def series_table(sa: sc.SeriesAnalysis, threshold: float) -> Table:
+    s = sa.series
+    unit = s.unit or None
+    other_axis = "ranks" if s.axis == "nodes" else "nodes"
+    columns = [
+        Column(s.axis.capitalize()),
+        Column(other_axis.capitalize()),
+        Column("n"),
+        Column(f"Mean {s.metric}", unit),
+        Column("+- 95% CI", unit),
+        Column("Stdev", unit),
+        Column("Min", unit),
+        Column("Max", unit),
+        Column("Speedup"),
+        Column("Ideal"),
+        Column("Efficiency"),
+        Column("Failed"),
+    ]
+    rows = []
+    for p, e in zip(s.points, sa.efficiency):
+        other = p.ranks if s.axis == "nodes" else p.nodes
+        eff = Cell("-")
+        if e.efficiency is not None:
+            eff = Cell(f"{e.efficiency:.2f}", "worse" if e.efficiency < threshold else "")
+        rows.append(
+            [
+                num(p.scale),
+                num(other),
+                str(p.n),
+                fmt(p.mean),
+                fmt(p.ci_half) if p.ci_half is not None else "-",
+                fmt(p.stdev),
+                fmt(p.min),
+                fmt(p.max),
+                Cell(f"{e.speedup:.2f}", "worse" if e.speedup < 1 else "") if e.speedup is not None else "-",
+                f"{e.ideal:.2f}" if e.ideal is not None else "-",
+                eff,
+                Cell(str(p.failed), "warn" if p.failed else "muted"),
+            ]
+        )
+    notes = []
+    if any(p.n == 1 for p in s.points if p.mean is not None):
+        notes.append("n = 1: a single value, no confidence interval.")
+    return Table(columns, rows, caption=series_caption(sa), notes=notes)
+
+
+def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
+    if not analysis.comparisons:
+        return None
+    axis = analysis.series[0].series.axis if analysis.series else "scale"
+    metric = analysis.comparisons[0].metric
+    unit = next((sa.series.unit for sa in analysis.series if sa.series.metric == metric), "")
+    columns = [
+        Column("Group", align="left"),
+        Column("A (reference)", align="left"),
+        Column("B", align="left"),
+        Column(axis.capitalize()),
+        Column(f"A {metric}", unit or None),
+        Column(f"B {metric}", unit or None),
+        Column("B is x times faster"),
+        Column("B % faster"),
+        Column("Time saved" if metric == "time" else "-"),
+        Column("Significant"),
+    ]
+    rows = []
+    for c in analysis.comparisons:
+        group = ", ".join(f"{k}={v}" for k, v in c.group.items()) or "-"
+        for p in c.points:
+            style = "" if p.ratio is None else ("better" if p.ratio > 1 else "worse" if p.ratio < 1 else "")
+            rows.append(
+                [
+                    Cell(group),
+                    Cell(c.a),
+                    Cell(c.b),
+                    num(p.scale),
+                    fmt(p.a_mean),
+                    fmt(p.b_mean),
+                    Cell(ratio_text(p.ratio), style),
+                    Cell(pct_text(p.percent_faster), style),
+                    f"{p.time_saved:.0f}%" if p.time_saved is not None else "-",
+                    Cell("no spread recorded", "muted") if p.significant is None else ("yes" if p.significant else Cell("no", "muted")),
+                ]
+            )
+    by = analysis.comparisons[0].compare_by
+    caption = f"Relative performance by {by}" if by else "Relative performance against the first series"
+    notes = [
+        "x times faster = A/B for times, B/A for a figure of merit where higher is better; % faster = (x - 1) * 100.",
+        "Significant: Welch's t-test at 5% when both points have repetitions.",
+    ]
+    return Table(columns, rows, caption=caption, notes=notes)
+
+
+def model_table(analysis: sc.StudyAnalysis) -> Table:
+    pct = f"{analysis.threshold:.0%}"
+    columns = [
+        Column("Series", align="left"),
+        Column("Model", align="left"),
+        Column("Leave-one-out SMAPE", "%"),
+        Column("Adj. R^2"),
+        Column(f"Below {pct} efficiency: measured at"),
+        Column(f"Below {pct} efficiency: predicted at"),
+    ]
+    rows = []
+    for sa in analysis.series:
+        m = sa.model
+        t = sa.threshold
+        axis = sa.series.axis
+        predicted = f"{t.predicted_at} {axis} ({t.predicted_scale:.1f})" if t.predicted_at is not None else (t.note or "-")
+        rows.append(
+            [
+                Cell(sa.series.name),
+                Cell(format_model(m) if m else sa.model_note, "" if m else "muted"),
+                fmt(m.cv_smape) if m and m.cv_smape is not None else "-",
+                f"{m.adj_r2:.4f}" if m and m.adj_r2 is not None else "-",
+                f"{num(t.measured_scale)} {axis}" if t.measured_scale is not None else "-",
+                Cell(predicted, "" if t.predicted_at is not None else "muted"),
+            ]
+        )
+    notes = [
+        "Model t(p) = c0 + c1 * p^i * log2(p)^j (Extra-P's form, one term), chosen among "
+        "i in {-1, -2/3, -1/2, -1/3, 0, 1/3, 1/2, 2/3, 1, 3/2, 2}, j in {0, 1, 2} and the constant "
+        "by leave-one-out cross-validation over the means; needs 3 or more scales.",
+    ]
+    return Table(columns, rows, caption="Scaling model and efficiency threshold", notes=notes)
+
+
+def scaling_tables(analysis: sc.StudyAnalysis) -> List[Table]:
+    tables = [series_table(sa, analysis.threshold) for sa in analysis.series]
+    comp = comparison_table(analysis)
+    if comp is not None:
+        tables.append(comp)
+    tables.append(model_table(analysis))
+    return tables
+
+
+def model_lines(analysis: sc.StudyAnalysis) -> List[str]:
+    """One sentence per series: the model with its errors, and where efficiency drops below the threshold."""
+    out = []
+    for sa in analysis.series:
+        s, t = sa.series, sa.threshold
+        text = f"{s.name}: "
+        text += format_model(sa.model, errors=True) if sa.model else sa.model_note
+        parts = []
+        if t.measured_scale is not None:
+            parts.append(f"measured below {t.threshold:.0%} at {num(t.measured_scale)} {s.axis}")
+        if t.predicted_at is not None:
+            parts.append(f"model predicts efficiency below {t.threshold:.0%} from {t.predicted_at} {s.axis}")
+        elif sa.model is not None and t.note:
+            parts.append(t.note)
+        if parts:
+            text += "; " + "; ".join(parts)
+        out.append(text + ".")
+    return out
+
+
+def failure_lines(analysis: sc.StudyAnalysis) -> List[str]:
+    out = []
+    for sa in analysis.series:
+        for f in sa.series.failures:
+            rep = f"repetition {f.repetition}" if f.repetition is not None else "a repetition"
+            out.append(f"{sa.series.name}: {num(f.scale)} {sa.series.axis}, {rep}: {f.reason}")
+    return out
+
+
+def figures(analysis: sc.StudyAnalysis, plot_format: str = "svg") -> List[Figure]:
+    from fabricbench.report import plots_scaling as ps
+
+    metric = analysis.series[0].series.metric if analysis.series else "time"
+    out = [
+        Figure("scaling-value", "Time per scale" if metric == "time" else "Figure of merit per scale",
+               ps.value_plot(analysis, plot_format), plot_format,
+               alt="mean value per scale with 95% confidence intervals and the fitted model"),
+        Figure("scaling-speedup", "Speedup", ps.speedup_plot(analysis, plot_format), plot_format,
+               alt="speedup against scale with the ideal line"),
+        Figure("scaling-efficiency", "Parallel efficiency", ps.efficiency_plot(analysis, plot_format), plot_format,
+               alt="parallel efficiency against scale with the threshold"),
+    ]
+    rel = ps.relative_plot(analysis, plot_format)
+    if rel is not None:
+        out.append(Figure("scaling-relative", "Relative performance", rel, plot_format,
+                          alt="relative performance bars at each scale"))
+    return out
+
+
+INTRO = (
+    "Efficiency is relative to the baseline scale N0: for times, strong scaling "
+    "E = N0*t(N0) / (N*t(N)) and weak scaling E = t(N0)/t(N); for a figure of merit where higher "
+    "is better, E = (f(N)/N) / (f(N0)/N0). Speedup = E * N/N0. Means come with 95% confidence "
+    "intervals (Student's t); failed repetitions are listed and left out."
+)
+
+
+def scaling_section(analysis: sc.StudyAnalysis, plot_format: str = "svg", plots: bool = True) -> Section:
+    section = Section("scaling", "Application scaling", intro=INTRO)
+    tables = scaling_tables(analysis)
+    section.add(*tables[: len(analysis.series)])
+    if plots and any(p.mean is not None for sa in analysis.series for p in sa.series.points):
+        section.add(*figures(analysis, plot_format))
+    section.add(*tables[len(analysis.series):])
+    section.add(Paragraph(" ".join(model_lines(analysis))))
+    failures = failure_lines(analysis)
+    if failures:
+        section.add(Notice(f"{len(failures)} failed repetition(s), left out of the statistics:", "warning"), BulletList(failures))
+    return section
+
+
+def series_of_runs(runs: List[Any]) -> List[sc.ScalingSeries]:
+    """Scaling series of loaded runs (report.context.LoadedRun) that hold `scale` measurements."""
+    out = []
+    for lr in runs:
+        items = [m for m in lr.measurements if m.benchmark == sc.BENCHMARK]
+        if not items:
+            continue
+        study = sc.study_of(lr.run)
+        metric = study.get("primary_metric") if study.get("primary_metric") in sc.metrics_in(items) else None
+        out.append(sc.build_series(items, lr.name, metric=metric, weak=study.get("mode") == "weak", run_id=lr.run.id, tags=lr.run.tags))
+    return out
+
+
+def build(ctx):
+    series = series_of_runs(ctx.runs)
+    if not series:
+        return None
+    baseline = getattr(ctx.options, "scaling_baseline", None)
+    threshold = getattr(ctx.options, "scaling_threshold", None) or sc.DEFAULT_THRESHOLD
+    try:
+        analysis = sc.analyse(series, baseline=baseline, threshold=threshold)
+    except sc.ScalingAnalysisError as exc:
+        return Section("scaling", "Application scaling").add(Notice(str(exc), "warning"))
+    return scaling_section(analysis, ctx.plot_format)
