@@ -1,0 +1,105 @@
+"""Link rates in tc syntax, and the TCP goodput a token-bucket-shaped lab link can carry.
+
+Rates follow tc(8): a bare number or ``bit``/``kbit``/``mbit``/``gbit``/``tbit`` are
+bits per second (decimal; ``kibit`` ... binary), and ``bps``/``kbps``/``mbps``/...
+are *bytes* per second, exactly as tc reads them (case-insensitive).
+"""
+from __future__ import annotations
+
+import re
+
+from fabricbench.lab.errors import LabError
+
+# tc's table (iproute2 tc/tc_util.c get_rate): multiplier to bits per second.
+_RATE_UNITS = {
+    "": 1.0,
+    "bit": 1.0,
+    "kibit": 1024.0,
+    "kbit": 1e3,
+    "mibit": 1024.0**2,
+    "mbit": 1e6,
+    "gibit": 1024.0**3,
+    "gbit": 1e9,
+    "tibit": 1024.0**4,
+    "tbit": 1e12,
+    "bps": 8.0,
+    "kibps": 8.0 * 1024,
+    "kbps": 8e3,
+    "mibps": 8.0 * 1024**2,
+    "mbps": 8e6,
+    "gibps": 8.0 * 1024**3,
+    "gbps": 8e9,
+    "tibps": 8.0 * 1024**4,
+    "tbps": 8e12,
+}
+_RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
+
+MIN_RATE_BPS = 1e5  # 100 kbit/s: below this an MPI job mostly waits on timeouts
+MAX_RATE_BPS = 1e12  # tbf's 64-bit rate goes far above; veth cannot
+
+# Header bytes of a full-sized TCP segment, and what tbf counts on a veth.
+IPV4_HEADER = 20
+TCP_HEADER = 20
+TCP_TIMESTAMP_OPTION = 12  # Linux negotiates timestamps by default: 10 bytes + 2 of padding
+ETHERNET_HEADER = 14  # dst MAC, src MAC, ethertype; no VLAN tag on lab links
+
+
+def parse_rate(text: str) -> int:
+    """Bits per second from a tc rate ("1gbit", "200mbit", "10gbit", "125MBps")."""
+    m = _RATE_RE.match(str(text))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _RATE_UNITS:
+        raise LabError(
+            f"cannot read the rate '{text}': write it as tc does, e.g. 1gbit, 200mbit, 10gbit "
+            "(bit units are bits/s, bps units are bytes/s)"
+        )
+    bps = float(m.group(1)) * _RATE_UNITS[unit]
+    if not MIN_RATE_BPS <= bps <= MAX_RATE_BPS:
+        raise LabError(f"rate '{text}' is out of range: lab links run from 100kbit to 1tbit")
+    return int(round(bps))
+
+
+def format_rate(bps: float) -> str:
+    """The shortest exact tc spelling of a bit rate: 1000000000 -> '1gbit', 2500000 -> '2500kbit'."""
+    bps = int(round(bps))
+    for unit, scale in (("tbit", 10**12), ("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bps % scale == 0:
+            return f"{bps // scale}{unit}"
+    return f"{bps}bit"
+
+
+def tcp_payload_share(mtu: int = 1500) -> float:
+    """The share of the bytes tbf counts that is TCP payload, for full-sized segments.
+
+    tbf on a veth charges each packet its skb length: the Ethernet header plus the IP
+    packet (MTU bytes), with no FCS, preamble or inter-frame gap, which exist only on a
+    wire. For GSO super-packets the kernel charges the headers of every segment
+    (qdisc_pkt_len_init), so the count is the same as for separate frames. A segment
+    carries MTU - IP header - TCP header - timestamp option bytes of payload:
+    MTU 1500 -> 1448 / 1514 = 0.9564.
+    """
+    payload = mtu - IPV4_HEADER - TCP_HEADER - TCP_TIMESTAMP_OPTION
+    return payload / (mtu + ETHERNET_HEADER)
+
+
+def tcp_goodput(rate_bps: float, mtu: int = 1500) -> float:
+    """Payload bytes per second one TCP stream gets through a link shaped to rate_bps bits/s.
+
+    1gbit at MTU 1500: 1e9 / 8 * 1448 / 1514 = 119.55e6 B/s (119.55 MB/s decimal).
+    """
+    return rate_bps / 8.0 * tcp_payload_share(mtu)
+
+
+def tbf_burst_bytes(rate_bps: float) -> int:
+    """Bucket size: 2 ms at the rate, at least 64 KiB.
+
+    A bucket of a few segments throttles a single TCP stream well below the rate
+    (16 KB at 1gbit gives 83%); 2 ms lets GSO bursts through while adding at most
+    256 KB (0.4% of a 64 MiB measurement) of unshaped burst at 1gbit.
+    """
+    return max(64 * 1024, int(rate_bps / 8 * 0.002))
+
+
+def tbf_limit_bytes(rate_bps: float) -> int:
+    """Queue behind the bucket: 8 ms at the rate, at least 1 MiB, so TCP sees few drops."""
+    return max(1024 * 1024, int(rate_bps / 8 * 0.008))
