@@ -1,0 +1,394 @@
+"""Provenance facts of a run, what differs between two runs, and hosts that differ within a run.
+
+- ``run_facts(run, hosts)`` -> ordered ``{key: Fact}``: the configuration that describes a run
+  (nodes, ranks per node, CPU, memory, OS, kernel, MPI, fabric, link, PCIe, firmware, driver
+  and module parameters, tuning variables), each value summarised over the run's hosts
+  ("a, b" when hosts disagree). The report's configuration table and the comparability check
+  both read it, so they always agree.
+- ``check_comparability(run_a, hosts_a, run_b, hosts_b)`` -> ``Comparability``: every fact that
+  differs (and could confound a comparison), and the facts recorded for neither run.
+- ``host_outliers(hosts)`` -> hosts whose provenance digest differs from the majority, with the
+  facts that differ.
+
+Everything is defensive: imported runs have little provenance, and missing keys are simply
+"not recorded". Nothing here prints.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+from fabricbench.analysis.peaks import choose_fabric, pcie_link
+
+MISSING = None
+
+
+@dataclass
+class Fact:
+    key: str
+    label: str
+    value: Optional[str]
+    why: str = ""  # why it can confound a comparison
+
+
+@dataclass
+class Difference:
+    key: str
+    label: str
+    a: Optional[str]
+    b: Optional[str]
+    why: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"key": self.key, "label": self.label, "a": self.a, "b": self.b, "why": self.why}
+
+
+@dataclass
+class Comparability:
+    differences: List[Difference] = field(default_factory=list)
+    not_recorded: List[str] = field(default_factory=list)  # labels recorded for neither run
+
+    @property
+    def comparable(self) -> bool:
+        return not self.differences
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "comparable": self.comparable,
+            "differences": [d.to_dict() for d in self.differences],
+            "not_recorded": self.not_recorded,
+        }
+
+
+# -- helpers -----------------------------------------------------------------------
+
+def _get(d: Any, *path: str) -> Any:
+    for p in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(p)
+    return d
+
+
+def _facts(host: Any) -> Dict[str, Any]:
+    f = getattr(host, "facts", host)
+    return f if isinstance(f, dict) else {}
+
+
+def _text(v: Any) -> Optional[str]:
+    if v is None or v == "" or v == [] or v == {}:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v)
+
+
+def _summarise(values: Iterable[Any]) -> Optional[str]:
+    """One value, or 'x, y' when hosts disagree (in first-seen order); None when nowhere recorded."""
+    seen = list(dict.fromkeys(t for t in (_text(v) for v in values) if t is not None))
+    return ", ".join(seen) if seen else None
+
+
+def human_bytes(n: Any) -> Optional[str]:
+    if not isinstance(n, (int, float)) or n <= 0:
+        return None
+    gib = n / 2**30
+    return f"{gib:.0f} GiB" if gib >= 10 else f"{gib:.1f} GiB"
+
+
+def _host_list(run: Any, hosts: Sequence[Any]) -> List[str]:
+    names = _get(run.provenance, "hosts")
+    if isinstance(names, list) and names:
+        return [str(h) for h in dict.fromkeys(names)]
+    return [h.hostname for h in hosts]
+
+
+def _nodes(run: Any, hosts: Sequence[Any]) -> Optional[int]:
+    n = _get(run.provenance, "nodes")
+    if isinstance(n, int) and n > 0:
+        return n
+    names = _host_list(run, hosts)
+    return len(names) or None
+
+
+def _ranks(run: Any) -> Optional[int]:
+    r = _get(run.provenance, "ranks")
+    if isinstance(r, int) and r > 0:
+        return r
+    return run.ranks if isinstance(run.ranks, int) and run.ranks > 0 else None
+
+
+def _ppn(run: Any, hosts: Sequence[Any]) -> Optional[str]:
+    ppn = _get(run.provenance, "ppn")
+    if isinstance(ppn, int) and ppn > 0:
+        return str(ppn)
+    ranks, nodes = _ranks(run), _nodes(run, hosts)
+    if ranks and nodes:
+        return str(ranks // nodes) if ranks % nodes == 0 else f"{ranks / nodes:.1f} (uneven)"
+    return None
+
+
+def _host_values(hosts: Sequence[Any], fn: Callable[[Dict[str, Any]], Any]) -> Optional[str]:
+    return _summarise(fn(_facts(h)) for h in hosts)
+
+
+def _ib_ports(f: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [p for p in f.get("infiniband") or [] if isinstance(p, dict)]
+
+
+def _mpi(run: Any, hosts: Sequence[Any]) -> Optional[str]:
+    prov = _get(run.provenance, "mpi_library")
+    return _text(prov) or _host_values(hosts, lambda f: _get(f, "mpi", "library"))
+
+
+def _mpi_version(run: Any, hosts: Sequence[Any]) -> Optional[str]:
+    """The library's version as each host reports it (provenance "mpi_version" is the MPI standard's)."""
+    return _host_values(hosts, lambda f: _get(f, "mpi", "version"))
+
+
+def _fabric(run: Any, hosts: Sequence[Any]) -> Optional[str]:
+    choice = choose_fabric(run, hosts)
+    if choice is None:
+        return _text(_get(run.provenance, "fabric"))
+    return f"{choice.fabric.name} ({choice.how})"
+
+
+def _nics(f: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Network devices that are up (or whose state is unknown), loopback left out."""
+    return [n for n in f.get("net") or [] if isinstance(n, dict) and n.get("name") != "lo"
+            and str(n.get("operstate") or "up").lower() != "down"]
+
+
+def _link(f: Dict[str, Any]) -> Optional[str]:
+    ports = [f"{p.get('device', '?')}/{p.get('port', '?')}: {p.get('rate')}" for p in _ib_ports(f) if p.get("rate")]
+    if ports:
+        return "; ".join(ports)
+    nics = [n for n in _nics(f) if n.get("speed_mbps")]
+    return "; ".join(f"{n.get('name')}: {n.get('speed_mbps')} Mb/s" for n in nics) or None
+
+
+def _pcie(f: Dict[str, Any]) -> Optional[str]:
+    link = pcie_link(f)
+    return f"{link.name} ({link.data_rate_MBps:,.0f} MB/s) on {link.nic}" if link else None
+
+
+def _firmware(f: Dict[str, Any]) -> Optional[str]:
+    return _summarise(p.get("fw_ver") for p in _ib_ports(f))
+
+
+def _driver(f: Dict[str, Any]) -> Optional[str]:
+    return _summarise(n.get("driver") for n in _nics(f))
+
+
+def _mtu(f: Dict[str, Any]) -> Optional[str]:
+    nics = _nics(f)
+    return _summarise(f"{n.get('name')}={n.get('mtu')}" for n in nics if n.get("mtu"))
+
+
+# (key, label, extractor(run, hosts), why it confounds)
+_FIXED: List[tuple] = [
+    ("nodes", "Nodes", lambda r, h: _text(_nodes(r, h)), "traffic inside one node never crosses the fabric"),
+    ("ranks", "Ranks", lambda r, h: _text(_ranks(r)), "collectives and message rate scale with ranks"),
+    ("ppn", "Ranks per node", _ppn, "ranks per node share the NIC, memory bandwidth and caches"),
+    ("cpu_model", "CPU model", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "model")), "per-core speed sets small-message latency"),
+    ("sockets", "Sockets", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "sockets")), "socket count changes NUMA distance to the NIC"),
+    ("cores", "Cores per node", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "cores")), "cores per node change memory bandwidth per core"),
+    ("threads", "Hardware threads per node", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "threads")), "SMT changes how ranks share cores"),
+    ("governor", "CPU frequency governor", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "governor")), "power-saving governors add latency"),
+    ("memory", "Memory per node", lambda r, h: _host_values(h, lambda f: human_bytes(f.get("memory_bytes"))), "memory size and speed affect large messages"),
+    ("numa_nodes", "NUMA nodes", lambda r, h: _host_values(h, lambda f: f.get("numa_nodes")), "NUMA layout changes which ranks are near the NIC"),
+    ("os", "OS", lambda r, h: _host_values(h, lambda f: f.get("os")), "OS and its drivers differ"),
+    ("kernel", "Kernel", lambda r, h: _host_values(h, lambda f: f.get("kernel")), "kernel version changes drivers and scheduling"),
+    ("mpi_library", "MPI library", _mpi, "MPI library and its protocol thresholds"),
+    ("mpi_version", "MPI version", _mpi_version, "MPI versions change eager/rendezvous thresholds and algorithms"),
+    ("mpi_standard", "MPI standard version", lambda r, h: _text(_get(r.provenance, "mpi_version")), "MPI standard level of the library"),
+    ("compiler", "Compiler", lambda r, h: _host_values(h, lambda f: f.get("compiler")), "compiler and flags of the benchmark"),
+    ("launcher", "Launcher", lambda r, h: _text(_get(r.provenance, "launcher")), "launchers bind and map ranks differently"),
+    ("fabric", "Fabric", _fabric, "the interconnect itself"),
+    ("link", "Link (port rate / NIC speed)", lambda r, h: _host_values(h, _link), "a link trained at a lower rate or width"),
+    ("pcie", "NIC PCIe link", lambda r, h: _host_values(h, _pcie), "a narrow or slow PCIe slot caps bandwidth"),
+    ("firmware", "HCA firmware", lambda r, h: _host_values(h, _firmware), "firmware changes latency and features"),
+    ("driver", "NIC driver", lambda r, h: _host_values(h, _driver), "driver changes offloads and latency"),
+    ("mtu", "MTU", lambda r, h: _host_values(h, _mtu), "MTU changes packetisation"),
+]
+
+
+def _env(run: Any, hosts: Sequence[Any]) -> Dict[str, Optional[str]]:
+    """Tuning variables: the run's provenance env, then each host's (summarised)."""
+    names: Dict[str, None] = {}
+    prov_env = _get(run.provenance, "env") if isinstance(_get(run.provenance, "env"), dict) else {}
+    names.update(dict.fromkeys(prov_env))
+    for h in hosts:
+        e = _facts(h).get("env")
+        if isinstance(e, dict):
+            names.update(dict.fromkeys(e))
+    out = {}
+    for name in sorted(names):
+        if name in prov_env:
+            out[name] = _text(prov_env[name])
+        else:
+            out[name] = _summarise(_get(_facts(h), "env", name) for h in hosts)
+    return out
+
+
+def _module_params(hosts: Sequence[Any]) -> Dict[str, Optional[str]]:
+    names: Dict[str, None] = {}
+    for h in hosts:
+        mp = _facts(h).get("module_params")
+        if isinstance(mp, dict):
+            for mod, params in mp.items():
+                if isinstance(params, dict):
+                    names.update(dict.fromkeys(f"{mod}.{p}" for p in params))
+    out = {}
+    for name in sorted(names):
+        mod, _, param = name.partition(".")
+        out[name] = _summarise(_get(_facts(h), "module_params", mod, param) for h in hosts)
+    return out
+
+
+# Provenance keys handled above or expected to differ between any two runs.
+_PROVENANCE_SKIP = frozenset(
+    {"hosts", "nodes", "ranks", "ppn", "launcher", "mpi_library", "mpi_version", "fabric", "env",
+     "started", "finished", "created", "command", "argv", "cwd", "user", "pid", "uuid", "timestamp", "date",
+     "rank_hosts", "ranks_per_node", "steps", "launch"}
+)
+
+
+def run_facts(run: Any, hosts: Sequence[Any] = ()) -> Dict[str, Fact]:
+    """The facts describing a run, in display order; values are None where not recorded."""
+    facts: Dict[str, Fact] = {}
+    names = _host_list(run, hosts)
+    facts["hosts"] = Fact("hosts", "Hosts", _abbreviate(names), "")
+    for key, label, fn, why in _FIXED:
+        try:
+            value = fn(run, hosts)
+        except Exception:  # a malformed fact must not break a report
+            value = None
+        facts[key] = Fact(key, label, value, why)
+    prov = run.provenance if isinstance(run.provenance, dict) else {}
+    for key in sorted(prov):
+        if key in _PROVENANCE_SKIP or isinstance(prov[key], (dict, list)):
+            continue
+        facts[f"provenance.{key}"] = Fact(f"provenance.{key}", _label(key), _text(prov[key]), "recorded with the run")
+    for name, value in _module_params(hosts).items():
+        facts[f"module.{name}"] = Fact(f"module.{name}", f"Module parameter {name}", value, "driver parameters change protocol behaviour")
+    for name, value in _env(run, hosts).items():
+        facts[f"env.{name}"] = Fact(f"env.{name}", f"Tuning variable {name}", value, "tuning variables change MPI protocols")
+    return facts
+
+
+_UNIT_SUFFIXES = {"_us": " (us)", "_s": " (s)", "_ns": " (ns)", "_bytes": " (bytes)", "_mbps": " (Mb/s)", "_MBps": " (MB/s)"}
+
+
+def _label(key: str) -> str:
+    """'timer_resolution_us' -> 'Timer resolution (us)'."""
+    suffix = ""
+    for end, text in _UNIT_SUFFIXES.items():
+        if key.endswith(end) and len(key) > len(end):
+            key, suffix = key[: -len(end)], text
+            break
+    return key.replace("_", " ").capitalize() + suffix
+
+
+def _abbreviate(names: List[str], limit: int = 8) -> Optional[str]:
+    if not names:
+        return None
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{', '.join(names[:3])}, ..., {names[-1]} ({len(names)} hosts)"
+
+
+# Facts that name the hosts themselves; different hosts are not a confound.
+_NOT_CONFOUNDS = frozenset({"hosts"})
+
+
+def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b: Sequence[Any]) -> Comparability:
+    """Every recorded fact that differs between the runs; facts recorded on one side only count too."""
+    fa, fb = run_facts(run_a, hosts_a), run_facts(run_b, hosts_b)
+    result = Comparability()
+    for key in list(dict.fromkeys(list(fa) + list(fb))):
+        if key in _NOT_CONFOUNDS:
+            continue
+        a, b = fa.get(key), fb.get(key)
+        va, vb = (a.value if a else None), (b.value if b else None)
+        fact = a or b
+        if va is None and vb is None:
+            if not key.startswith(("env.", "module.", "provenance.")):
+                result.not_recorded.append(fact.label)
+            continue
+        if va != vb:
+            why = fact.why
+            if va is None or vb is None:
+                why = (why + "; " if why else "") + f"recorded for {'B' if va is None else 'A'} only"
+            result.differences.append(Difference(key, fact.label, va, vb, why))
+    return result
+
+
+# -- hosts that differ within a run --------------------------------------------------
+
+# Facts that differ between healthy identical hosts.
+VOLATILE_FACTS = ("hostname", "cpu.mhz", "uptime", "boot_id", "loadavg", "date", "time")
+
+
+def flatten(facts: Any, prefix: str = "") -> Dict[str, Any]:
+    """{'cpu': {'model': x}} -> {'cpu.model': x}; lists of dicts are keyed by their name/device."""
+    out: Dict[str, Any] = {}
+    if isinstance(facts, dict):
+        for k, v in facts.items():
+            out.update(flatten(v, f"{prefix}{k}."))
+    elif isinstance(facts, list) and facts and all(isinstance(x, dict) for x in facts):
+        for i, item in enumerate(facts):
+            name = item.get("name") or item.get("device")
+            if item.get("port") is not None and item.get("device"):
+                name = f"{item['device']}/{item['port']}"
+            out.update(flatten(item, f"{prefix}{name if name else i}."))
+    else:
+        out[prefix[:-1]] = facts
+    return out
+
+
+@dataclass
+class HostOutlier:
+    hostname: str
+    digest: str
+    differences: List[Difference]  # a = the majority's value, b = this host's
+
+
+@dataclass
+class HostGroups:
+    """Hosts of one run grouped by provenance digest: the majority and the rest."""
+
+    total: int
+    groups: Dict[str, List[str]]  # digest -> host names
+    majority_digest: Optional[str]
+    outliers: List[HostOutlier]
+
+
+def _volatile(key: str) -> bool:
+    return any(key == v or key.startswith(v + ".") for v in VOLATILE_FACTS)
+
+
+def host_outliers(hosts: Sequence[Any]) -> HostGroups:
+    """Hosts whose digest differs from the most common one, with the (non-volatile) facts that differ."""
+    groups: Dict[str, List[str]] = {}
+    for h in hosts:
+        groups.setdefault(h.digest, []).append(h.hostname)
+    if not groups:
+        return HostGroups(0, {}, None, [])
+    counts = Counter({d: len(names) for d, names in groups.items()})
+    majority = max(groups, key=lambda d: (counts[d], -list(groups).index(d)))
+    reference = next(h for h in hosts if h.digest == majority)
+    ref_flat = {k: v for k, v in flatten(_facts(reference)).items() if not _volatile(k)}
+    outliers = []
+    for h in hosts:
+        if h.digest == majority:
+            continue
+        flat = {k: v for k, v in flatten(_facts(h)).items() if not _volatile(k)}
+        diffs = [
+            Difference(k, k, _text(ref_flat.get(k)), _text(flat.get(k)))
+            for k in sorted(set(ref_flat) | set(flat))
+            if ref_flat.get(k) != flat.get(k)
+        ]
+        outliers.append(HostOutlier(h.hostname, h.digest, diffs))
+    return HostGroups(len(hosts), groups, majority, outliers)

@@ -1,0 +1,92 @@
+"""Reports: one self-contained HTML file (or Markdown + plot files) over one or more runs.
+
+    from fabricbench import open_db
+    from fabricbench.report import build_report, write_report
+    report = build_report(store, ["3", "4"])           # Report: sections of blocks
+    write_report(report, "report.html")                  # or fmt="markdown", plots_dir=...
+
+A report is a list of sections; each section is a small module in ``report/sections/``
+found automatically (see ``fabricbench.report.sections`` for how to add one). Plots live in
+``report/plots.py``, reusable tables and figures in ``report/blocks.py``, templates in
+``report/templates/``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Union
+
+from fabricbench import __version__
+from fabricbench.errors import UsageError
+from fabricbench.report.context import LoadedRun, ReportContext, ReportOptions, load_runs, loaded_from
+from fabricbench.report.model import Report
+from fabricbench.report.render import render_html, render_markdown
+
+FORMATS = ("html", "markdown")
+
+
+def build_report_from(runs: List[LoadedRun], options: Optional[ReportOptions] = None) -> Report:
+    """A Report over already loaded runs (sections in ORDER)."""
+    from fabricbench.report.sections import build_sections
+
+    options = options or ReportOptions()
+    if options.plot_format not in ("svg", "png"):
+        raise UsageError(f"plot format must be svg or png, not '{options.plot_format}'")
+    ctx = ReportContext(runs, options)
+    sections = build_sections(ctx)
+    generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return Report(options.title, generated, __version__, runs, sections)
+
+
+def build_report(store: Any, refs: Sequence[Any], options: Optional[ReportOptions] = None) -> Report:
+    """Load the runs named by `refs` (ids, uuids, 'last') from `store` and build their report."""
+    if not refs:
+        raise UsageError("name at least one run to report on (see 'fabricbench runs')")
+    return build_report_from(load_runs(store, refs), options)
+
+
+def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Optional[Path] = None) -> List[Path]:
+    """Write every figure as <nn>-<slug>.<svg|png>; figures remember their path (relative to the report)."""
+    out_dir = Path(plots_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    used = set()
+    for i, fig in enumerate(report.figures(), 1):
+        name = f"{i:02d}-{fig.slug}.{fig.fmt}"
+        while name in used:
+            name = f"{i:02d}-{fig.slug}-{len(used)}.{fig.fmt}"
+        used.add(name)
+        path = out_dir / name
+        path.write_bytes(fig.data)
+        written.append(path)
+        if relative_to is not None:
+            try:
+                fig.path = str(path.resolve().relative_to(relative_to.resolve()))
+            except ValueError:
+                fig.path = str(path.resolve())
+        else:
+            fig.path = str(path)
+    return written
+
+
+def write_report(report: Report, output: Union[str, Path], fmt: str = "html", plots_dir: Optional[Union[str, Path]] = None) -> Path:
+    """Write the report; Markdown always writes plot files (default: <output stem>_plots/ beside it)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"report format must be one of {', '.join(FORMATS)}, not '{fmt}'")
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "markdown" and plots_dir is None:
+        plots_dir = output.parent / f"{output.stem}_plots"
+    if plots_dir is not None:
+        write_plots(report, plots_dir, relative_to=output.parent)
+    text = render_html(report) if fmt == "html" else render_markdown(report)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(output)
+    return output
+
+
+__all__ = [
+    "Report", "ReportOptions", "ReportContext", "LoadedRun", "build_report", "build_report_from",
+    "load_runs", "loaded_from", "write_report", "write_plots", "render_html", "render_markdown", "FORMATS",
+]

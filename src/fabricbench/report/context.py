@@ -1,0 +1,205 @@
+"""The runs a report covers, loaded once, and the options every section sees.
+
+``load_runs(store, refs)`` reads each run, its measurements and its hosts (one query each
+per run) into ``LoadedRun`` objects; ``ReportContext`` is what a section's ``build(ctx)``
+receives: ``ctx.runs``, ``ctx.options``, ``ctx.series(...)`` (curves across runs) and
+``ctx.plot_format``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from fabricbench.analysis.peaks import Ceiling, FabricChoice, ceiling, choose_fabric
+from fabricbench.analysis.series import Series, group_series
+
+
+@dataclass
+class ReportOptions:
+    title: str = "fabricbench report"
+    plot_format: str = "svg"  # "svg" or "png"
+    max_curves: int = 12  # curves drawn per plot; every value is still in the tables
+    max_table_columns: int = 24  # runs (value columns) per table before it is split
+    baseline: int = 0  # index of the run others are compared against
+
+
+@dataclass
+class LoadedRun:
+    run: Any  # store.Run
+    measurements: List[Any]
+    hosts: List[Any]
+    index: int = 0
+    name: str = ""  # unique display name (legend)
+    fabric: Optional[FabricChoice] = None
+    _series: Optional[List[Series]] = field(default=None, repr=False)
+    _ceiling: Optional[tuple] = field(default=None, repr=False)
+
+    @property
+    def id(self) -> int:
+        return self.run.id
+
+    @property
+    def series(self) -> List[Series]:
+        if self._series is None:
+            self._series = group_series(self.measurements, run=self)
+        return self._series
+
+    @property
+    def benchmarks(self) -> List[str]:
+        return list(dict.fromkeys(s.benchmark for s in self.series))
+
+    @property
+    def host_facts(self) -> List[Dict[str, Any]]:
+        return [h.facts for h in self.hosts if isinstance(h.facts, dict)]
+
+    @property
+    def node_count(self) -> Optional[int]:
+        prov = self.run.provenance or {}
+        nodes = prov.get("nodes")
+        if isinstance(nodes, int) and nodes > 0:
+            return nodes
+        names = prov.get("hosts")
+        if isinstance(names, list) and names:
+            return len(set(map(str, names)))
+        if self.hosts:
+            return len({h.hostname for h in self.hosts})
+        return None
+
+    @property
+    def ceiling(self) -> Optional[Ceiling]:
+        """Bandwidth ceiling per direction (fabric or PCIe); None when traffic stayed inside one host."""
+        if self._ceiling is None:
+            self._ceiling = (self._find_ceiling(),)
+        return self._ceiling[0]
+
+    def _find_ceiling(self) -> Optional[Ceiling]:
+        if self.fabric is None:
+            return ceiling(None, self.host_facts) if self.node_count != 1 else None
+        if self.fabric.how != "tag" and self.node_count == 1:
+            return None
+        return ceiling(self.fabric.fabric, self.host_facts)
+
+
+def _unique_names(runs: Sequence[Any]) -> List[str]:
+    names = [r.name for r in runs]
+    counts: Dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return [n if counts[n] == 1 else f"{n} (#{r.id})" for n, r in zip(names, runs)]
+
+
+def load_runs(store: Any, refs: Iterable[Any]) -> List[LoadedRun]:
+    """Runs by id/uuid/'last' with their measurements and hosts; a run named twice is loaded once."""
+    runs = []
+    seen = set()
+    for ref in refs:
+        run = store.get_run(ref)
+        if run.id in seen:
+            continue
+        seen.add(run.id)
+        runs.append(run)
+    return loaded_from(store, runs)
+
+
+_STATS = ("n", "iterations", "value", "min", "median", "mean", "p99", "max", "stdev")
+
+
+def bulk_measurements(store: Any, run_ids: Sequence[int]) -> Dict[int, List[Any]]:
+    """Measurements of many runs in one query, {run_id: [Measurement]} in seq order.
+
+    The same rows as ``store.measurements(run_id)``, read with the JSON columns as text so
+    repeated params (the same sizes in every run) are parsed once: about 5x faster for a
+    50-run report. Falls back to ``store.measurements`` if the bulk read fails.
+    """
+    import json
+
+    import sqlalchemy as sa
+
+    from fabricbench.store import Measurement
+    from fabricbench.store import schema
+
+    ids = list(dict.fromkeys(run_ids))
+    if not ids:
+        return {}
+    if getattr(store, "is_sqlite", False) and getattr(store, "path", None) is None:
+        return {rid: store.measurements(rid) for rid in ids}  # in-memory: another engine sees another database
+    try:
+        m = schema.measurements
+        cols = [m.c.run_id, m.c.seq, m.c.benchmark, sa.type_coerce(m.c.params, sa.Text), m.c.metric, m.c.unit,
+                sa.type_coerce(m.c.detail, sa.Text)] + [m.c[k] for k in _STATS]
+        stmt = sa.select(*cols).where(m.c.run_id.in_(ids)).order_by(m.c.run_id, m.c.seq)
+        engine = sa.create_engine(store.url)
+        try:
+            with engine.connect() as conn:
+                rows = conn.execute(stmt).fetchall()
+        finally:
+            engine.dispose()
+    except Exception:  # noqa: BLE001 - the slow path is always right
+        return {rid: store.measurements(rid) for rid in ids}
+    cache: Dict[Any, Dict[str, Any]] = {}
+    out: Dict[int, List[Any]] = {rid: [] for rid in ids}
+    for row in rows:
+        run_id, seq, bench, params_raw, metric, unit, detail_raw = row[:7]
+        if isinstance(params_raw, str):
+            params = cache.get(params_raw)
+            if params is None:
+                params = cache[params_raw] = json.loads(params_raw) or {}
+            params = dict(params)
+        else:
+            params = dict(params_raw or {})
+        if isinstance(detail_raw, str):
+            detail = None if detail_raw == "null" else json.loads(detail_raw)
+        else:
+            detail = detail_raw
+        out[run_id].append(Measurement(bench, params, metric, unit, detail=detail, run_id=run_id, seq=seq,
+                                       **dict(zip(_STATS, row[7:]))))
+    return out
+
+
+def loaded_from(store: Any, runs: Sequence[Any]) -> List[LoadedRun]:
+    out = []
+    measurements = bulk_measurements(store, [r.id for r in runs])
+    for index, (run, name) in enumerate(zip(runs, _unique_names(runs))):
+        hosts = store.hosts(run.id)
+        lr = LoadedRun(run=run, measurements=measurements.get(run.id, []), hosts=hosts, index=index, name=name)
+        lr.fabric = choose_fabric(run, hosts)
+        out.append(lr)
+    return out
+
+
+class ReportContext:
+    """What a section builder receives."""
+
+    def __init__(self, runs: List[LoadedRun], options: Optional[ReportOptions] = None):
+        self.runs = runs
+        self.options = options or ReportOptions()
+        self._claimed: set = set()
+
+    @property
+    def plot_format(self) -> str:
+        return self.options.plot_format
+
+    @property
+    def baseline(self) -> Optional[LoadedRun]:
+        if not self.runs:
+            return None
+        return self.runs[min(max(self.options.baseline, 0), len(self.runs) - 1)]
+
+    def benchmarks(self) -> List[str]:
+        """Every benchmark in any run, in first-seen order."""
+        out: Dict[str, None] = {}
+        for r in self.runs:
+            out.update(dict.fromkeys(r.benchmarks))
+        return list(out)
+
+    def series(self, benchmark: Optional[str] = None, metric: Optional[str] = None) -> List[Series]:
+        """Curves across all runs (run order), filtered by benchmark and/or metric."""
+        out = []
+        for r in self.runs:
+            for s in r.series:
+                if (benchmark is None or s.benchmark == benchmark) and (metric is None or s.metric == metric):
+                    out.append(s)
+        return out
+
+    def metrics(self, benchmark: str) -> List[str]:
+        return list(dict.fromkeys(s.metric for s in self.series(benchmark)))

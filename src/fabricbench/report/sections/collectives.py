@@ -1,0 +1,37 @@
+"""Collectives: time per call averaged over ranks, with the fastest-to-slowest rank band, by message size."""
+from __future__ import annotations
+
+from fabricbench.report import blocks
+from fabricbench.report.blocks import band_of, fmt_value
+from fabricbench.analysis.series import headline
+from fabricbench.report.model import Section
+
+ORDER = 50
+COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter")
+BENCHMARKS = set(COLLECTIVES)
+
+
+def _cell(m):
+    lo, hi = band_of(m)
+    text = fmt_value(headline(m))
+    if lo is not None and hi is not None:
+        text += f" [{fmt_value(lo)}-{fmt_value(hi)}]"
+    return text
+
+
+def build(ctx):
+    subs = []
+    for bench in COLLECTIVES:
+        for metric in ctx.metrics(bench):
+            sub = blocks.benchmark_section(
+                ctx, bench, metric, f"{bench}-{metric}", logy=True, bands=True, value=_cell,
+                caption="Line: mean over ranks; shaded band: fastest to slowest rank.",
+            )
+            if sub is not None:
+                subs.append(sub)
+    if not subs:
+        return None
+    section = Section("collectives", "Collectives")
+    section.intro = "Cells show the mean over ranks and, in brackets, the fastest and slowest rank."
+    section.subsections = subs
+    return section
