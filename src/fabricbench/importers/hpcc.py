@@ -1,0 +1,284 @@
+"""HPC Challenge (hpccoutf.txt): the summary section and the network detail values.
+
+HPCC ends its output with ``Begin of Summary section.`` ... ``End of Summary section.``,
+one ``key=value`` per line. Every key becomes part of the run's provenance; each
+performance figure becomes one measurement of benchmark ``hpcc`` with
+``params={"test": "<summary key>", "ranks": N}`` in the project's units:
+
+    HPL_Tflops                  -> flops        Gflop/s  (x1000, from Tflop/s)
+    *DGEMM_Gflops, *FFT_Gflops  -> flops        Gflop/s
+    PTRANS_GBs, *STREAM_*       -> bandwidth    MB/s     (x1000, from GB/s = 1e9 B/s)
+    *RandomAccess*_GUPs         -> update_rate  GUP/s
+    *Latency_usec               -> latency      us
+    *Bandwidth_GBytes           -> bandwidth    MB/s     (x1000, from GB/s; HPCC's
+                                                          b_eff says 1 MB/s = 10**6 B/s)
+
+The ping-pong and ring figures also carry their message size (``Benchmark conditions``:
+8 bytes for latency, 2,000,000 for bandwidth) and, for the average ping-pong values,
+min/max over the measured pairs. When the summary is missing (HPCC died), the
+completed sections still give their results if truncated input is allowed; the
+HPCC driver uses this to keep what a failed run measured.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from fabricbench.importers import Importer
+from fabricbench.importers.base import (
+    GB_PER_S,
+    LineReader,
+    ParsedRun,
+    PointFactory,
+    Source,
+    finite,
+    scale,
+)
+
+BEGIN_SUMMARY = "Begin of Summary section."
+END_SUMMARY = "End of Summary section."
+KEYVAL = re.compile(r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*)$")
+SECTION = re.compile(r"^(Begin|End) of (\w+) section\.$")
+
+# summary key -> (metric, unit, factor, converted_from)
+FIGURES: Dict[str, Tuple[str, str, float, Optional[str]]] = {
+    "HPL_Tflops": ("flops", "Gflop/s", 1000.0, "Tflop/s"),
+    "StarDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
+    "SingleDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
+    "PTRANS_GBs": ("bandwidth", "MB/s", GB_PER_S, "GB/s"),
+    "MPIRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "MPIRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "StarRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "SingleRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "StarRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "SingleRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
+    "MPIFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
+    "StarFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
+    "SingleFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
+}
+for _kind in ("Star", "Single"):
+    for _op in ("Copy", "Scale", "Add", "Triad"):
+        FIGURES[f"{_kind}STREAM_{_op}"] = ("bandwidth", "MB/s", GB_PER_S, "GB/s")
+for _key in ("MaxPingPongLatency_usec", "MinPingPongLatency_usec", "AvgPingPongLatency_usec",
+             "RandomlyOrderedRingLatency_usec", "NaturallyOrderedRingLatency_usec"):
+    FIGURES[_key] = ("latency", "us", 1.0, None)
+for _key in ("MinPingPongBandwidth_GBytes", "MaxPingPongBandwidth_GBytes", "AvgPingPongBandwidth_GBytes",
+             "NaturallyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingBandwidth_GBytes"):
+    FIGURES[_key] = ("bandwidth", "MB/s", GB_PER_S, "GB/s")
+
+# The headline figure of each of HPCC's seven tests: an HPCC summary must have these.
+REQUIRED = ("HPL_Tflops", "StarDGEMM_Gflops", "StarSTREAM_Triad", "PTRANS_GBs", "MPIRandomAccess_GUPs",
+            "MPIFFT_Gflops", "RandomlyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingLatency_usec")
+
+# What each section prints when it completes, used when the summary is missing.
+SECTION_FIGURES = [
+    ("MPIRandomAccess", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_GUPs", 1.0),
+    ("MPIRandomAccess_LCG", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_LCG_GUPs", 1.0),
+    ("StarRandomAccess", re.compile(r"^Average GUP/s\s+([\d.eE+\-]+)"), "StarRandomAccess_GUPs", 1.0),
+    ("SingleRandomAccess", re.compile(r"^Single GUP/s\s+([\d.eE+\-]+)"), "SingleRandomAccess_GUPs", 1.0),
+    ("StarDGEMM", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarDGEMM_Gflops", 1.0),
+    ("SingleDGEMM", re.compile(r"^Single DGEMM Gflop/s\s+([\d.eE+\-]+)"), "SingleDGEMM_Gflops", 1.0),
+    ("StarSTREAM", re.compile(r"^Average Triad GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Triad", 1.0),
+    ("StarSTREAM", re.compile(r"^Average Copy GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Copy", 1.0),
+    ("SingleSTREAM", re.compile(r"^Single STREAM Triad GB/s\s+([\d.eE+\-]+)"), "SingleSTREAM_Triad", 1.0),
+    ("MPIFFT", re.compile(r"^Gflop/s:\s+([\d.eE+\-]+)"), "MPIFFT_Gflops", 1.0),
+    ("StarFFT", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarFFT_Gflops", 1.0),
+    ("LatencyBandwidth", re.compile(r"^Max Ping Pong Latency:\s+([\d.eE+\-]+)\s+msecs"), "MaxPingPongLatency_usec", 1000.0),
+    ("LatencyBandwidth", re.compile(r"^Randomly Ordered Ring Latency:\s+([\d.eE+\-]+)\s+msecs"), "RandomlyOrderedRingLatency_usec", 1000.0),
+    ("LatencyBandwidth", re.compile(r"^Min Ping Pong Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "MinPingPongBandwidth_GBytes", 1e-3),
+    ("LatencyBandwidth", re.compile(r"^Naturally Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "NaturallyOrderedRingBandwidth_GBytes", 1e-3),
+    ("LatencyBandwidth", re.compile(r"^Randomly\s+Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "RandomlyOrderedRingBandwidth_GBytes", 1e-3),
+]
+HPL_RESULT = re.compile(r"^W[RC]\S*\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)\s+(?P<time>[\d.eE+\-]+)\s+(?P<gflops>[\d.eE+\-]+)\s*$")
+PTRANS_WALL = re.compile(r"^WALL\s+.*\s(?P<gbs>[\d.eE+\-]+)\s+[\d.eE+\-]+\s*$")
+LAT_SIZE = re.compile(r"latency\s+measurements were done with\s+(\d+)\s+bytes")
+BW_SIZE = re.compile(r"bandwidth measurements were done with\s+(\d+)\s+bytes")
+VERSION = re.compile(r"HPC Challenge Benchmark version\s+(\S+)")
+
+
+def detect(source: Source) -> int:
+    head = "\n".join(source.lines[:40])
+    if "HPC Challenge Benchmark" in head:
+        return 95
+    if any(t.strip() == BEGIN_SUMMARY for t in source.lines):
+        return 80
+    return 0
+
+
+def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
+    reader = LineReader(source, allow_truncated)
+    parsed = ParsedRun(format="hpcc", source=source, tool="HPC Challenge")
+    if reader.truncated_note:
+        parsed.mark_incomplete(reader.truncated_note)
+    m = next((VERSION.search(t) for t in source.lines[:20] if VERSION.search(t)), None)
+    parsed.tool_version = m.group(1) if m else None
+    host = next((re.match(r"^Hostname:\s*'([^']*)'", t) for t in source.lines[:20] if t.startswith("Hostname:")), None)
+    if host and host.group(1):
+        parsed.hosts = [host.group(1)]
+
+    lines = reader.lines
+    sizes = _message_sizes(lines)
+    begin = [i for i, t in enumerate(lines) if t.strip() == BEGIN_SUMMARY]
+    if len(begin) > 1:
+        raise source.error(begin[1] + 1, "a second summary section")
+    if begin:
+        summary, lines_of = _summary(source, lines, begin[0], allow_truncated, parsed)
+    else:
+        note = "no 'Begin of Summary section.' (HPCC did not finish or the file was cut)"
+        if not allow_truncated:
+            raise source.truncated(reader.last_no, note + "; use --allow-truncated to keep the completed tests")
+        parsed.mark_incomplete(note)
+        summary, lines_of = _from_sections(source, lines)
+    parsed.facts = {"summary": summary, "message_sizes": sizes}
+    _points(source, parsed, summary, lines_of, sizes)
+    hpl = _hpl_detail(source, lines)
+    if hpl:
+        parsed.facts["hpl"] = hpl
+    if str(summary.get("Success", "1")).strip() == "0":
+        parsed.warnings.append("HPCC reports Success=0: a test failed its verification")
+    return parsed
+
+
+def _summary(source: Source, lines: List[str], start: int, allow_truncated: bool, parsed: ParsedRun):
+    summary: Dict[str, Any] = {}
+    lines_of: Dict[str, int] = {}
+    end = None
+    for i in range(start + 1, len(lines)):
+        text = lines[i].strip()
+        if text == END_SUMMARY:
+            end = i
+            break
+        if not text:
+            continue
+        kv = KEYVAL.match(text)
+        if not kv:
+            raise source.error(i + 1, f"expected key=value in the summary section, found {text[:60]!r}")
+        key, value = kv.group("key"), kv.group("value").strip()
+        if key in summary:
+            raise source.error(i + 1, f"summary key {key} appears twice")
+        summary[key] = _scalar(value)
+        lines_of[key] = i + 1
+    if end is None:
+        note = "the summary section has no 'End of Summary section.' line (the file was cut)"
+        if not allow_truncated:
+            raise source.truncated(len(lines), note + "; use --allow-truncated to keep the values it has")
+        parsed.mark_incomplete(note)
+    else:
+        missing = [k for k in REQUIRED if k not in summary]
+        if missing:
+            raise source.error(start + 1, f"the summary section lacks {', '.join(missing)}")
+    return summary, lines_of
+
+
+def _scalar(text: str) -> Any:
+    try:
+        if re.fullmatch(r"[+\-]?\d+", text):
+            return int(text)
+        return float(text) if re.fullmatch(r"[+\-]?(\d+\.?\d*|\.\d+)([eE][+\-]?\d+)?", text) else text
+    except ValueError:
+        return text
+
+
+def _from_sections(source: Source, lines: List[str]):
+    """The results of the sections that completed (Begin ... End), when there is no summary."""
+    summary: Dict[str, Any] = {}
+    lines_of: Dict[str, int] = {}
+    current = None
+    body: List[Tuple[int, str]] = []
+    for i, raw in enumerate(lines):
+        text = raw.strip()
+        sec = SECTION.match(text)
+        if sec and sec.group(1) == "Begin":
+            current, body = sec.group(2), []
+            continue
+        if sec and sec.group(1) == "End" and current == sec.group(2):
+            for name, pattern, key, factor in SECTION_FIGURES:
+                if name != current:
+                    continue
+                for no, t in body:
+                    hit = pattern.match(t)
+                    if hit:
+                        summary[key] = finite(source, no, hit.group(1), key) * factor
+                        lines_of[key] = no
+            if current == "PTRANS":
+                walls = [(no, PTRANS_WALL.match(t)) for no, t in body if PTRANS_WALL.match(t)]
+                if walls:
+                    values = [finite(source, no, w.group("gbs"), "PTRANS GB/s") for no, w in walls]
+                    summary["PTRANS_GBs"] = min(values)
+                    lines_of["PTRANS_GBs"] = walls[0][0]
+            if current == "HPL":
+                for no, t in body:
+                    hit = HPL_RESULT.match(t)
+                    if hit:
+                        summary["HPL_Tflops"] = finite(source, no, hit.group("gflops"), "HPL Gflops") / 1000.0
+                        lines_of["HPL_Tflops"] = no
+            current = None
+            continue
+        if current is not None:
+            body.append((i + 1, text))
+    return summary, lines_of
+
+
+def _message_sizes(lines: List[str]) -> Dict[str, int]:
+    sizes: Dict[str, int] = {}
+    for text in lines:
+        m = LAT_SIZE.search(text)
+        if m:
+            sizes["latency"] = int(m.group(1))
+        m = BW_SIZE.search(text)
+        if m:
+            sizes["bandwidth"] = int(m.group(1))
+    return sizes
+
+
+def _hpl_detail(source: Source, lines: List[str]) -> Optional[Dict[str, Any]]:
+    for i, text in enumerate(lines):
+        m = HPL_RESULT.match(text.strip())
+        if m:
+            passed = None
+            for t in lines[i + 1:i + 4]:
+                if "PASSED" in t:
+                    passed = True
+                elif "FAILED" in t:
+                    passed = False
+            return {"N": int(m.group("n")), "NB": int(m.group("nb")), "P": int(m.group("p")), "Q": int(m.group("q")),
+                    "time_s": _scalar(m.group("time")), "gflops": _scalar(m.group("gflops")), "residual_passed": passed}
+    return None
+
+
+def _points(source: Source, parsed: ParsedRun, summary: Dict[str, Any], lines_of: Dict[str, int],
+            sizes: Dict[str, int]) -> None:
+    point = PointFactory(parsed)
+    ranks = summary.get("CommWorldProcs")
+    if isinstance(ranks, int) and ranks > 0:
+        parsed.ranks = ranks
+    else:
+        ranks = None
+    for key, (metric, unit, factor, converted) in FIGURES.items():
+        if key not in summary:
+            continue
+        no = lines_of.get(key)
+        raw = finite(source, no, str(summary[key]), key, minimum=None)
+        if raw < 0:  # HPCC's mark for a test that did not run or did not finish
+            parsed.warnings.append(f"{key}={summary[key]}: HPCC did not measure this test")
+            continue
+        value = scale(raw, factor)
+        params: Dict[str, Any] = {"test": key}
+        if ranks:
+            params["ranks"] = ranks
+        stats: Dict[str, Any] = {"mean": value}
+        if key.endswith("_usec") and "latency" in sizes:
+            params["size"] = sizes["latency"]
+        if key.endswith("_GBytes") and "bandwidth" in sizes:
+            params["size"] = sizes["bandwidth"]
+        if key in ("AvgPingPongLatency_usec", "AvgPingPongBandwidth_GBytes"):
+            lo_key, hi_key = key.replace("Avg", "Min"), key.replace("Avg", "Max")
+            if lo_key in summary and hi_key in summary:
+                stats["min"] = scale(finite(source, lines_of.get(lo_key), str(summary[lo_key]), lo_key), factor)
+                stats["max"] = scale(finite(source, lines_of.get(hi_key), str(summary[hi_key]), hi_key), factor)
+        if converted:
+            parsed.conversions[converted] = {"Tflop/s": "x1000 to Gflop/s", "GB/s": "x1000 to MB/s (1 GB = 1e9 B)"}[converted]
+        point("hpcc", params, metric, unit, value, no, converted_from=converted, **stats)
+
+
+FORMAT = Importer(name="hpcc", title="HPCC hpccoutf.txt", detect=detect, parse=parse)
