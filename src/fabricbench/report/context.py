@@ -101,64 +101,11 @@ def load_runs(store: Any, refs: Iterable[Any]) -> List[LoadedRun]:
     return loaded_from(store, runs)
 
 
-_STATS = ("n", "iterations", "value", "min", "median", "mean", "p99", "max", "stdev")
-
-
-def bulk_measurements(store: Any, run_ids: Sequence[int]) -> Dict[int, List[Any]]:
-    """Measurements of many runs in one query, {run_id: [Measurement]} in seq order.
-
-    The same rows as ``store.measurements(run_id)``, read with the JSON columns as text so
-    repeated params (the same sizes in every run) are parsed once: about 5x faster for a
-    50-run report. Falls back to ``store.measurements`` if the bulk read fails.
-    """
-    import json
-
-    import sqlalchemy as sa
-
-    from fabricbench.store import Measurement
-    from fabricbench.store import schema
-
-    ids = list(dict.fromkeys(run_ids))
-    if not ids:
-        return {}
-    if getattr(store, "is_sqlite", False) and getattr(store, "path", None) is None:
-        return {rid: store.measurements(rid) for rid in ids}  # in-memory: another engine sees another database
-    try:
-        m = schema.measurements
-        cols = [m.c.run_id, m.c.seq, m.c.benchmark, sa.type_coerce(m.c.params, sa.Text), m.c.metric, m.c.unit,
-                sa.type_coerce(m.c.detail, sa.Text)] + [m.c[k] for k in _STATS]
-        stmt = sa.select(*cols).where(m.c.run_id.in_(ids)).order_by(m.c.run_id, m.c.seq)
-        engine = sa.create_engine(store.url)
-        try:
-            with engine.connect() as conn:
-                rows = conn.execute(stmt).fetchall()
-        finally:
-            engine.dispose()
-    except Exception:  # noqa: BLE001 - the slow path is always right
-        return {rid: store.measurements(rid) for rid in ids}
-    cache: Dict[Any, Dict[str, Any]] = {}
-    out: Dict[int, List[Any]] = {rid: [] for rid in ids}
-    for row in rows:
-        run_id, seq, bench, params_raw, metric, unit, detail_raw = row[:7]
-        if isinstance(params_raw, str):
-            params = cache.get(params_raw)
-            if params is None:
-                params = cache[params_raw] = json.loads(params_raw) or {}
-            params = dict(params)
-        else:
-            params = dict(params_raw or {})
-        if isinstance(detail_raw, str):
-            detail = None if detail_raw == "null" else json.loads(detail_raw)
-        else:
-            detail = detail_raw
-        out[run_id].append(Measurement(bench, params, metric, unit, detail=detail, run_id=run_id, seq=seq,
-                                       **dict(zip(_STATS, row[7:]))))
-    return out
 
 
 def loaded_from(store: Any, runs: Sequence[Any]) -> List[LoadedRun]:
     out = []
-    measurements = bulk_measurements(store, [r.id for r in runs])
+    measurements = store.measurements_by_run([r.id for r in runs])
     for index, (run, name) in enumerate(zip(runs, _unique_names(runs))):
         hosts = store.hosts(run.id)
         lr = LoadedRun(run=run, measurements=measurements.get(run.id, []), hosts=hosts, index=index, name=name)

@@ -8,6 +8,7 @@ instead of failing, so several `fabricbench run` processes can share one file.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import uuid as _uuid
 from pathlib import Path
@@ -325,27 +326,46 @@ class Store:
     def measurements(
         self, run_id: int, benchmark: Optional[str] = None, metric: Optional[str] = None
     ) -> List[Measurement]:
+        return self.measurements_by_run([run_id], benchmark=benchmark, metric=metric)[run_id]
+
+    def measurements_by_run(
+        self, run_ids: Sequence[int], benchmark: Optional[str] = None, metric: Optional[str] = None
+    ) -> Dict[int, List[Measurement]]:
+        """Measurements of several runs in one query: {run_id: [Measurement in seq order]}.
+
+        The JSON columns are read as text and each distinct params text parsed once:
+        runs repeat the same sizes, and a 50-run report reads 100,000 rows.
+        """
+        ids = list(dict.fromkeys(int(r) for r in run_ids))
+        out: Dict[int, List[Measurement]] = {rid: [] for rid in ids}
+        if not ids:
+            return out
         m = schema.measurements
-        stmt = sa.select(m).where(m.c.run_id == run_id).order_by(m.c.seq)
+        cols = [m.c.run_id, m.c.seq, m.c.benchmark, sa.type_coerce(m.c.params, sa.Text), m.c.metric, m.c.unit,
+                sa.type_coerce(m.c.detail, sa.Text)] + [m.c[k] for k in STAT_FIELDS]
+        stmt = sa.select(*cols).where(m.c.run_id.in_(ids)).order_by(m.c.run_id, m.c.seq)
         if benchmark:
             stmt = stmt.where(m.c.benchmark == benchmark)
         if metric:
             stmt = stmt.where(m.c.metric == metric)
         with self._read() as conn:
             rows = conn.execute(stmt).fetchall()
-        out = []
+        parsed: Dict[str, Dict[str, Any]] = {}
         for row in rows:
-            d = row._mapping
-            out.append(
+            run_id, seq, bench, params_text, metric_name, unit, detail_text = row[:7]
+            params = parsed.get(params_text)
+            if params is None:
+                params = parsed[params_text] = _json_value(params_text) or {}
+            out[run_id].append(
                 Measurement(
-                    benchmark=d["benchmark"],
-                    params=d["params"] or {},
-                    metric=d["metric"],
-                    unit=d["unit"],
-                    detail=d["detail"],
-                    run_id=d["run_id"],
-                    seq=d["seq"],
-                    **{k: d[k] for k in STAT_FIELDS},
+                    benchmark=bench,
+                    params=dict(params),
+                    metric=metric_name,
+                    unit=unit,
+                    detail=_json_value(detail_text),
+                    run_id=run_id,
+                    seq=seq,
+                    **dict(zip(STAT_FIELDS, row[7:])),
                 )
             )
         return out
@@ -368,6 +388,12 @@ class Store:
                 sa.select(a.c.data).where(a.c.run_id == run_id, a.c.name == name).order_by(a.c.id.desc())
             ).first()
         return row[0] if row else None
+
+
+def _json_value(text: Any) -> Any:
+    if text is None or isinstance(text, (dict, list)):
+        return text
+    return json.loads(text)
 
 
 def _run_from_row(row) -> Run:
