@@ -1,0 +1,730 @@
+/* libfabricbench-prof runtime: set-up at MPI_Init, the communicator / window / persistent
+ * request lookup tables, and the aggregation at MPI_Finalize that writes one JSON profile.
+ *
+ * Nothing here talks to other ranks before MPI_Finalize: mapping a communicator's ranks
+ * to world ranks uses local group calls only, so a rank that dies mid-run leaves the
+ * others where the application left them (inside MPI), never inside the profiler. */
+#include "fbprof.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define FB_PROFILE_VERSION 1
+#define FB_TABLE_SLOTS 4096 /* power of two: live communicators + windows, persistent requests */
+
+FB_HIDDEN fb_state_t fb;
+FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------------ handle tables
+ * Open addressing keyed by the handle's bits. Lookups read without a lock (a slot's
+ * key is published after its value); inserts and removals take a mutex. A handle freed
+ * by MPI is removed through the attribute delete callback, whichever binding freed it. */
+
+enum { FB_K_EMPTY = 0, FB_K_COMM = 1, FB_K_WIN = 2, FB_K_DEAD = 3 };
+
+typedef struct {
+    uint64_t key;
+    int kind;
+    fb_comm_t info;
+} fb_handle_slot_t;
+
+typedef struct {
+    uint64_t key;
+    int kind; /* 0 empty, 1 send, 2 recv, 3 removed */
+    int world_peer;
+    uint64_t bytes;
+} fb_req_slot_t;
+
+static fb_handle_slot_t *fb_handles;
+static fb_req_slot_t *fb_reqs;
+static pthread_mutex_t fb_table_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t fb_dropped_requests;
+
+static uint64_t fb_key_of(const void *handle, size_t size)
+{
+    uint64_t key = 0;
+    memcpy(&key, handle, size < sizeof key ? size : sizeof key);
+    return key;
+}
+
+static unsigned fb_hash(uint64_t key)
+{
+    key ^= key >> 29;
+    key *= 0x9E3779B97F4A7C15ull;
+    return (unsigned)(key >> 40) & (FB_TABLE_SLOTS - 1);
+}
+
+static fb_handle_slot_t *fb_handle_find(uint64_t key, int kind)
+{
+    if (!fb_handles)
+        return NULL;
+    unsigned h = fb_hash(key);
+    for (unsigned probe = 0; probe < FB_TABLE_SLOTS; probe++) {
+        fb_handle_slot_t *s = &fb_handles[(h + probe) & (FB_TABLE_SLOTS - 1)];
+        int k = __atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
+        if (k == FB_K_EMPTY)
+            return NULL;
+        if (k == kind && s->key == key)
+            return s;
+    }
+    return NULL;
+}
+
+/* Builds the rank map of a group and stores it under key; returns NULL if the table is full. */
+static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group group, int rank, int inter,
+                                         int outdegree, int *is_new)
+{
+    *is_new = 0;
+    int n = 0;
+    PMPI_Group_size(group, &n);
+    int *world = malloc((size_t)(n > 0 ? n : 1) * sizeof *world);
+    int *ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *ranks);
+    if (!world || !ranks) {
+        free(world);
+        free(ranks);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    PMPI_Group_translate_ranks(group, n, ranks, fb.world_group, world);
+    free(ranks);
+    for (int i = 0; i < n; i++)
+        if (world[i] == MPI_UNDEFINED) world[i] = -1;
+
+    const fb_comm_t *result = NULL;
+    pthread_mutex_lock(&fb_table_lock);
+    fb_handle_slot_t *existing = fb_handle_find(key, kind);
+    if (existing) {
+        free(world);
+        result = &existing->info;
+    } else {
+        unsigned h = fb_hash(key);
+        for (unsigned probe = 0; probe < FB_TABLE_SLOTS; probe++) {
+            fb_handle_slot_t *s = &fb_handles[(h + probe) & (FB_TABLE_SLOTS - 1)];
+            if (s->kind == FB_K_EMPTY || s->kind == FB_K_DEAD) {
+                s->key = key;
+                s->info = (fb_comm_t){.size = n, .rank = rank, .inter = inter, .outdegree = outdegree, .world = world};
+                __atomic_store_n(&s->kind, kind, __ATOMIC_RELEASE);
+                result = &s->info;
+                *is_new = 1;
+                break;
+            }
+        }
+        if (!result)
+            free(world);
+    }
+    pthread_mutex_unlock(&fb_table_lock);
+    return result;
+}
+
+static void fb_handle_remove(uint64_t key, int kind)
+{
+    pthread_mutex_lock(&fb_table_lock);
+    fb_handle_slot_t *s = fb_handle_find(key, kind);
+    if (s) {
+        __atomic_store_n(&s->kind, FB_K_DEAD, __ATOMIC_RELEASE);
+        free(s->info.world);
+        s->info.world = NULL;
+    }
+    pthread_mutex_unlock(&fb_table_lock);
+}
+
+static int fb_comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)keyval; (void)attr; (void)extra;
+    fb_handle_remove(fb_key_of(&comm, sizeof comm), FB_K_COMM);
+    return MPI_SUCCESS;
+}
+
+static int fb_win_delete_cb(MPI_Win win, int keyval, void *attr, void *extra)
+{
+    (void)keyval; (void)attr; (void)extra;
+    fb_handle_remove(fb_key_of(&win, sizeof win), FB_K_WIN);
+    return MPI_SUCCESS;
+}
+
+static int fb_outdegree(MPI_Comm comm, int rank)
+{
+    int topo = MPI_UNDEFINED, n = -1;
+    if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+        return -1;
+    if (topo == MPI_CART) {
+        int ndims = 0;
+        PMPI_Cartdim_get(comm, &ndims);
+        n = 2 * ndims;
+    } else if (topo == MPI_GRAPH) {
+        PMPI_Graph_neighbors_count(comm, rank, &n);
+    } else if (topo == MPI_DIST_GRAPH) {
+        int indeg = 0, outdeg = 0, weighted = 0;
+        PMPI_Dist_graph_neighbors_count(comm, &indeg, &outdeg, &weighted);
+        n = outdeg;
+    }
+    return n;
+}
+
+void fb_comm_created(MPI_Comm comm)
+{
+    (void)fb_comm_lookup(comm);
+}
+
+const fb_comm_t *fb_comm_lookup(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL || !fb_handles)
+        return NULL;
+    if (comm == MPI_COMM_WORLD)
+        return &fb.world;
+    uint64_t key = fb_key_of(&comm, sizeof comm);
+    fb_handle_slot_t *s = fb_handle_find(key, FB_K_COMM);
+    if (FB_LIKELY(s != NULL))
+        return &s->info;
+
+    /* First use of a communicator the profiler did not see created (or a full table). */
+    int inter = 0, rank = 0;
+    MPI_Group group;
+    PMPI_Comm_test_inter(comm, &inter);
+    PMPI_Comm_rank(comm, &rank);
+    if (inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group))
+        return NULL;
+    int is_new;
+    const fb_comm_t *info =
+        fb_handle_insert(key, FB_K_COMM, group, rank, inter, inter ? -1 : fb_outdegree(comm, rank), &is_new);
+    PMPI_Group_free(&group);
+    if (is_new)
+        PMPI_Comm_set_attr(comm, fb.comm_keyval, NULL); /* its delete callback forgets the handle */
+    else if (!info)
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
+    return info;
+}
+
+void fb_win_created(MPI_Win win, MPI_Comm comm)
+{
+    (void)comm; /* the window's group is the communicator's; asking the window is enough */
+    (void)fb_win_lookup(win);
+}
+
+const fb_comm_t *fb_win_lookup(MPI_Win win)
+{
+    if (win == MPI_WIN_NULL || !fb_handles)
+        return NULL;
+    uint64_t key = fb_key_of(&win, sizeof win);
+    fb_handle_slot_t *s = fb_handle_find(key, FB_K_WIN);
+    if (FB_LIKELY(s != NULL))
+        return &s->info;
+    MPI_Group group;
+    if (PMPI_Win_get_group(win, &group) != MPI_SUCCESS)
+        return NULL;
+    int rank = 0;
+    PMPI_Group_rank(group, &rank);
+    int is_new;
+    const fb_comm_t *info = fb_handle_insert(key, FB_K_WIN, group, rank, 0, -1, &is_new);
+    PMPI_Group_free(&group);
+    if (is_new)
+        PMPI_Win_set_attr(win, fb.win_keyval, NULL); /* its delete callback forgets the handle */
+    else if (!info)
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
+    return info;
+}
+
+/* Persistent requests: what MPI_Start will send. */
+void fb_preq_register(MPI_Request req, int world_peer, uint64_t bytes, int is_send)
+{
+    if (req == MPI_REQUEST_NULL || !fb_reqs)
+        return;
+    uint64_t key = fb_key_of(&req, sizeof req);
+    unsigned h = fb_hash(key);
+    pthread_mutex_lock(&fb_table_lock);
+    fb_req_slot_t *target = NULL, *tomb = NULL;
+    for (unsigned probe = 0; probe < FB_TABLE_SLOTS; probe++) {
+        fb_req_slot_t *s = &fb_reqs[(h + probe) & (FB_TABLE_SLOTS - 1)];
+        if (s->kind == 0) {
+            target = tomb ? tomb : s;
+            break;
+        }
+        if (s->kind == 3) {
+            if (!tomb) tomb = s;
+        } else if (s->key == key) {
+            target = s; /* a handle MPI reused: the new request replaces the old */
+            break;
+        }
+    }
+    if (!target)
+        target = tomb;
+    if (target) {
+        target->key = key;
+        target->world_peer = world_peer;
+        target->bytes = bytes;
+        __atomic_store_n(&target->kind, is_send ? 1 : 2, __ATOMIC_RELEASE);
+    } else {
+        fb_dropped_requests++;
+    }
+    pthread_mutex_unlock(&fb_table_lock);
+}
+
+static fb_req_slot_t *fb_preq_slot(uint64_t key)
+{
+    unsigned h = fb_hash(key);
+    for (unsigned probe = 0; probe < FB_TABLE_SLOTS; probe++) {
+        fb_req_slot_t *s = &fb_reqs[(h + probe) & (FB_TABLE_SLOTS - 1)];
+        int k = __atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
+        if (k == 0)
+            return NULL;
+        if (k != 3 && s->key == key)
+            return s;
+    }
+    return NULL;
+}
+
+int fb_preq_find(MPI_Request req, int *world_peer, uint64_t *bytes)
+{
+    if (req == MPI_REQUEST_NULL || !fb_reqs)
+        return 0;
+    fb_req_slot_t *s = fb_preq_slot(fb_key_of(&req, sizeof req));
+    if (!s)
+        return 0;
+    *world_peer = s->world_peer;
+    *bytes = s->bytes;
+    return s->kind;
+}
+
+void fb_preq_forget(MPI_Request req)
+{
+    if (req == MPI_REQUEST_NULL || !fb_reqs)
+        return;
+    pthread_mutex_lock(&fb_table_lock);
+    fb_req_slot_t *s = fb_preq_slot(fb_key_of(&req, sizeof req));
+    if (s)
+        __atomic_store_n(&s->kind, 3, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&fb_table_lock);
+}
+
+/* ------------------------------------------------------------------ Fortran support */
+
+/* MPI_IN_PLACE in Fortran is the address of a common block; Open MPI names it so. */
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_in_place __attribute__((weak));
+extern int mpi_fortran_in_place__ __attribute__((weak));
+extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+
+int fb_fortran_in_place(const void *p)
+{
+    return p && (p == (const void *)&mpi_fortran_in_place_ || p == (const void *)&mpi_fortran_in_place ||
+                 p == (const void *)&mpi_fortran_in_place__ || p == (const void *)&MPI_FORTRAN_IN_PLACE);
+}
+
+void fb_fortran_missing(const char *symbol)
+{
+    fprintf(stderr, "libfabricbench-prof: the MPI library has no %s, which this Fortran call needs; "
+                    "run without the profiler or rebuild it against this MPI\n", symbol);
+    abort();
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+static double fb_ts_seconds(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
+}
+
+static int fb_tsc_usable(void)
+{
+#ifdef FB_HAVE_TSC
+    const char *force = getenv("FABRICBENCH_PROFILE_TIMER");
+    if (force && strcmp(force, "clock") == 0)
+        return 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    char line[4096];
+    int constant = 0, nonstop = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(f);
+    return constant && nonstop;
+#else
+    return 0;
+#endif
+}
+
+static int fb_thread_level;
+
+void fb_init(void)
+{
+    if (fb.initialized)
+        return;
+    int flag = 0;
+    PMPI_Initialized(&flag);
+    if (!flag)
+        return;
+    fb.initialized = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &fb.world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &fb.world_size);
+    PMPI_Query_thread(&fb_thread_level);
+    fb.threaded = fb_thread_level == MPI_THREAD_MULTIPLE;
+    fb.use_tsc = fb_tsc_usable();
+
+    size_t n = (size_t)FB_NCALLS * FB_NBINS;
+    fb.stats = calloc(n, sizeof *fb.stats);
+    fb.matrix = calloc((size_t)FB_NLAYERS * (size_t)fb.world_size, sizeof *fb.matrix);
+    fb.world.world = malloc((size_t)fb.world_size * sizeof(int));
+    fb_handles = calloc(FB_TABLE_SLOTS, sizeof *fb_handles);
+    fb_reqs = calloc(FB_TABLE_SLOTS, sizeof *fb_reqs);
+    if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs) {
+        fprintf(stderr, "libfabricbench-prof: out of memory at MPI_Init; profiling is off\n");
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fb.stats[i].min = UINT64_MAX;
+    for (int i = 0; i < fb.world_size; i++)
+        fb.world.world[i] = i;
+    fb.world.size = fb.world_size;
+    fb.world.rank = fb.world_rank;
+    fb.world.outdegree = -1;
+    PMPI_Comm_group(MPI_COMM_WORLD, &fb.world_group);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fb_comm_delete_cb, &fb.comm_keyval, NULL);
+    PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, fb_win_delete_cb, &fb.win_keyval, NULL);
+
+    clock_gettime(CLOCK_MONOTONIC, &fb.init_ts);
+    fb.init_tick = fb_now();
+    fb.on = 1;
+}
+
+void fb_pcontrol(int level)
+{
+    if (fb.initialized && !fb.finalized && fb.stats)
+        fb.on = level != 0;
+}
+
+/* ------------------------------------------------------------------ aggregation */
+
+typedef struct {
+    double app_time, mpi_time, tick_seconds;
+    int64_t pid;
+    int32_t n_entries, n_cells;
+    uint64_t untracked, dropped_requests;
+    char host[MPI_MAX_PROCESSOR_NAME + 1];
+} fb_rank_info_t;
+
+typedef struct {
+    int32_t call, bin;
+    uint64_t count, bytes;
+    double time, min, max;
+} fb_entry_t;
+
+typedef struct {
+    int32_t layer, peer;
+    uint64_t msgs, bytes;
+} fb_cell_out_t;
+
+typedef struct {
+    int src, dst;
+    uint64_t msgs, bytes;
+} fb_triplet_t;
+
+static void fb_json_string(FILE *f, const char *s, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void fb_json_cstr(FILE *f, const char *s) { fb_json_string(f, s, strlen(s)); }
+
+static void fb_json_cmdline(FILE *f)
+{
+    char buf[65536];
+    size_t len = 0;
+    FILE *c = fopen("/proc/self/cmdline", "rb");
+    if (c) {
+        len = fread(buf, 1, sizeof buf, c);
+        fclose(c);
+    }
+    fputc('[', f);
+    size_t start = 0;
+    int first = 1;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\0') {
+            if (!first) fputs(", ", f);
+            fb_json_string(f, buf + start, i - start);
+            first = 0;
+            start = i + 1;
+        }
+    }
+    fputc(']', f);
+}
+
+static int fb_triplet_cmp(const void *a, const void *b)
+{
+    const fb_triplet_t *x = a, *y = b;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    return 0;
+}
+
+static void fb_json_layer(FILE *f, const char *name, fb_triplet_t *t, size_t n, int last)
+{
+    qsort(t, n, sizeof *t, fb_triplet_cmp);
+    fprintf(f, "    \"%s\": [", name);
+    int first = 1;
+    for (size_t i = 0; i < n;) {
+        fb_triplet_t acc = t[i++];
+        while (i < n && t[i].src == acc.src && t[i].dst == acc.dst) {
+            acc.msgs += t[i].msgs;
+            acc.bytes += t[i].bytes;
+            i++;
+        }
+        fprintf(f, "%s\n      [%d, %d, %llu, %llu]", first ? "" : ",", acc.src, acc.dst,
+                (unsigned long long)acc.msgs, (unsigned long long)acc.bytes);
+        first = 0;
+    }
+    fprintf(f, "%s]%s\n", first ? "" : "\n    ", last ? "" : ",");
+}
+
+static const char *fb_thread_name(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+    default: return "unknown";
+    }
+}
+
+static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t *entries,
+                          const fb_cell_out_t *cells, const int *cell_displs)
+{
+    int size = fb.world_size;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int liblen = 0, ver = 0, subver = 0;
+    PMPI_Get_library_version(lib, &liblen);
+    PMPI_Get_version(&ver, &subver);
+    size_t l = strcspn(lib, "\n"); /* first line: "Open MPI v4.1.4, package: ..." */
+    lib[l] = '\0';
+    while (l > 0 && (lib[l - 1] == ',' || lib[l - 1] == ' ')) lib[--l] = '\0';
+
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char created[32];
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    fprintf(f, "{\n  \"format\": \"fabricbench-mpi-profile\",\n  \"version\": %d,\n", FB_PROFILE_VERSION);
+    fprintf(f, "  \"created\": \"%s\",\n  \"ranks\": %d,\n  \"hosts\": [", created, size);
+    /* Distinct host names in order of first rank. */
+    int nh = 0;
+    for (int r = 0; r < size; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = strcmp(infos[q].host, infos[r].host) == 0;
+        if (!seen) {
+            fputs(nh++ ? ", " : "", f);
+            fb_json_cstr(f, infos[r].host);
+        }
+    }
+    fprintf(f, "],\n  \"mpi\": {\"library\": ");
+    fb_json_cstr(f, lib);
+    fprintf(f, ", \"standard\": \"%d.%d\", \"thread_level\": \"%s\"},\n", ver, subver, fb_thread_name(fb_thread_level));
+    fprintf(f, "  \"command\": ");
+    fb_json_cmdline(f);
+    fprintf(f, ",\n  \"timer\": \"%s\",\n", fb.use_tsc ? "tsc" : "clock_monotonic");
+    fprintf(f, "  \"size_bins\": \"bin 0 is 0 bytes; bin b >= 1 is [2^(b-1), 2^b - 1] bytes\",\n");
+
+    fprintf(f, "  \"rank_info\": [");
+    for (int r = 0; r < size; r++) {
+        fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
+        fb_json_cstr(f, infos[r].host);
+        fprintf(f, ", \"pid\": %lld, \"app_time\": %.9g, \"mpi_time\": %.9g, \"untracked_peers\": %llu}",
+                (long long)infos[r].pid, infos[r].app_time, infos[r].mpi_time,
+                (unsigned long long)(infos[r].untracked + infos[r].dropped_requests));
+    }
+    fprintf(f, "\n  ],\n");
+
+    fprintf(f, "  \"call_columns\": [\"rank\", \"call\", \"bin\", \"count\", \"bytes\", \"time\", \"min\", \"max\"],\n");
+    fprintf(f, "  \"calls\": [");
+    size_t k = 0;
+    int first = 1;
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < infos[r].n_entries; i++, k++) {
+            const fb_entry_t *e = &entries[k];
+            const char *name = e->call >= 0 && e->call < FB_NCALLS ? fb_call_names[e->call] : "unknown";
+            fprintf(f, "%s\n    [%d, \"%s\", %d, %llu, %llu, %.9g, %.9g, %.9g]", first ? "" : ",", r, name, e->bin,
+                    (unsigned long long)e->count, (unsigned long long)e->bytes, e->time, e->min, e->max);
+            first = 0;
+        }
+    }
+    fprintf(f, "%s],\n", first ? "" : "\n  ");
+
+    /* Matrix layers as [src, dst, messages, bytes]; a Get at rank r from t moves data t -> r. */
+    size_t ncells = 0;
+    for (int r = 0; r < size; r++)
+        ncells += (size_t)infos[r].n_cells;
+    fb_triplet_t *t[3];
+    size_t nt[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        t[i] = malloc((ncells ? ncells : 1) * sizeof(fb_triplet_t));
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < infos[r].n_cells; i++) {
+            const fb_cell_out_t *c = &cells[cell_displs[r] + i];
+            int out = c->layer == FB_L_P2P ? 0 : c->layer == FB_L_COLL ? 2 : 1;
+            int from_peer = c->layer == FB_L_RMA_FROM;
+            if (!t[out])
+                continue;
+            t[out][nt[out]++] = (fb_triplet_t){from_peer ? c->peer : r, from_peer ? r : c->peer, c->msgs, c->bytes};
+        }
+    }
+    fprintf(f, "  \"matrix_columns\": [\"src\", \"dst\", \"messages\", \"bytes\"],\n  \"matrix\": {\n");
+    fb_json_layer(f, "p2p", t[0], nt[0], 0);
+    fb_json_layer(f, "rma", t[1], nt[1], 0);
+    fb_json_layer(f, "coll", t[2], nt[2], 1);
+    fprintf(f, "  }\n}\n");
+    for (int i = 0; i < 3; i++)
+        free(t[i]);
+}
+
+static const char *fb_profile_path(void)
+{
+    const char *path = getenv("FABRICBENCH_PROFILE");
+    return path && *path ? path : "fabricbench-profile.json";
+}
+
+void fb_finalize(void)
+{
+    if (!fb.initialized || fb.finalized || !fb.stats)
+        return;
+    fb.on = 0;
+    fb.finalized = 1;
+    uint64_t end_tick = fb_now();
+    struct timespec end_ts;
+    clock_gettime(CLOCK_MONOTONIC, &end_ts);
+    double app_time = fb_ts_seconds(&fb.init_ts, &end_ts);
+
+    /* Ticks -> seconds: TSC rate measured over the run itself (at least 20 ms of it). */
+    double tick_seconds = 1e-9;
+    if (fb.use_tsc) {
+        struct timespec now_ts = end_ts;
+        uint64_t now_tick = end_tick;
+        while (fb_ts_seconds(&fb.init_ts, &now_ts) < 0.02) {
+            clock_gettime(CLOCK_MONOTONIC, &now_ts);
+            now_tick = fb_now();
+        }
+        tick_seconds = fb_ts_seconds(&fb.init_ts, &now_ts) / (double)(now_tick - fb.init_tick);
+    }
+
+    int size = fb.world_size, rank = fb.world_rank;
+    fb_rank_info_t me;
+    memset(&me, 0, sizeof me);
+    me.app_time = app_time;
+    me.tick_seconds = tick_seconds;
+    me.pid = (int64_t)getpid();
+    me.untracked = fb.untracked;
+    me.dropped_requests = fb_dropped_requests;
+    int hostlen = 0;
+    PMPI_Get_processor_name(me.host, &hostlen);
+
+    size_t n = (size_t)FB_NCALLS * FB_NBINS, used = 0;
+    for (size_t i = 0; i < n; i++)
+        used += fb.stats[i].count != 0;
+    fb_entry_t *mine = malloc((used ? used : 1) * sizeof *mine);
+    size_t k = 0;
+    for (size_t i = 0; mine && i < n; i++) {
+        const fb_stat_t *s = &fb.stats[i];
+        if (!s->count)
+            continue;
+        mine[k++] = (fb_entry_t){(int32_t)(i / FB_NBINS), (int32_t)(i % FB_NBINS), s->count, s->bytes,
+                                 (double)s->ticks * tick_seconds, (double)s->min * tick_seconds,
+                                 (double)s->max * tick_seconds};
+        me.mpi_time += (double)s->ticks * tick_seconds;
+    }
+    me.n_entries = mine ? (int32_t)k : 0;
+
+    size_t ncell = 0, cells_total = (size_t)FB_NLAYERS * (size_t)size;
+    for (size_t i = 0; i < cells_total; i++)
+        ncell += fb.matrix[i].msgs != 0;
+    fb_cell_out_t *mycells = malloc((ncell ? ncell : 1) * sizeof *mycells);
+    k = 0;
+    for (size_t i = 0; mycells && i < cells_total; i++)
+        if (fb.matrix[i].msgs)
+            mycells[k++] = (fb_cell_out_t){(int32_t)(i / (size_t)size), (int32_t)(i % (size_t)size),
+                                           fb.matrix[i].msgs, fb.matrix[i].bytes};
+    me.n_cells = mycells ? (int32_t)k : 0;
+
+    /* Every rank is inside MPI_Finalize now; only here does the profiler communicate. */
+    fb_rank_info_t *infos = rank == 0 ? malloc((size_t)size * sizeof *infos) : NULL;
+    PMPI_Gather(&me, (int)sizeof me, MPI_BYTE, infos, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+
+    int *counts = NULL, *displs = NULL, *ccounts = NULL, *cdispls = NULL, *cell_index = NULL;
+    fb_entry_t *entries = NULL;
+    fb_cell_out_t *cells = NULL;
+    if (rank == 0 && infos) {
+        counts = malloc((size_t)size * sizeof(int));
+        displs = malloc((size_t)size * sizeof(int));
+        ccounts = malloc((size_t)size * sizeof(int));
+        cdispls = malloc((size_t)size * sizeof(int));
+        cell_index = malloc((size_t)size * sizeof(int));
+        size_t te = 0, tc = 0;
+        for (int r = 0; r < size; r++) {
+            counts[r] = infos[r].n_entries * (int)sizeof(fb_entry_t);
+            displs[r] = (int)(te * sizeof(fb_entry_t));
+            te += (size_t)infos[r].n_entries;
+            ccounts[r] = infos[r].n_cells * (int)sizeof(fb_cell_out_t);
+            cdispls[r] = (int)(tc * sizeof(fb_cell_out_t));
+            cell_index[r] = (int)tc;
+            tc += (size_t)infos[r].n_cells;
+        }
+        entries = malloc((te ? te : 1) * sizeof *entries);
+        cells = malloc((tc ? tc : 1) * sizeof *cells);
+    }
+    PMPI_Gatherv(mine, me.n_entries * (int)sizeof(fb_entry_t), MPI_BYTE, entries, counts, displs, MPI_BYTE, 0,
+                 MPI_COMM_WORLD);
+    PMPI_Gatherv(mycells, me.n_cells * (int)sizeof(fb_cell_out_t), MPI_BYTE, cells, ccounts, cdispls, MPI_BYTE, 0,
+                 MPI_COMM_WORLD);
+
+    if (rank == 0 && infos && entries && cells) {
+        const char *path = fb_profile_path();
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "libfabricbench-prof: cannot write the profile %s: %s\n", tmp, strerror(errno));
+        } else {
+            fb_write_json(f, infos, entries, cells, cell_index);
+            int bad = ferror(f);
+            if (fclose(f) != 0 || bad) {
+                fprintf(stderr, "libfabricbench-prof: writing the profile %s failed: %s\n", tmp, strerror(errno));
+                unlink(tmp);
+            } else if (rename(tmp, path) != 0) {
+                fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s\n", path, strerror(errno));
+                unlink(tmp);
+            }
+        }
+    }
+    free(mine);
+    free(mycells);
+    free(infos);
+    free(counts);
+    free(displs);
+    free(ccounts);
+    free(cdispls);
+    free(cell_index);
+    free(entries);
+    free(cells);
+    PMPI_Comm_free_keyval(&fb.comm_keyval);
+    PMPI_Win_free_keyval(&fb.win_keyval);
+}

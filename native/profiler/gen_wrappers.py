@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Generate libfabricbench-prof's MPI wrappers from mpi_calls.tbl.
+
+usage: gen_wrappers.py TABLE OUT_DIR
+
+Writes OUT_DIR/fb_calls.h (call ids and names) and OUT_DIR/fb_wrappers.c: for every
+call a C wrapper (MPI_X -> PMPI_X) and two Fortran wrapper families from the same
+line: mpif.h / ``use mpi`` (mpi_x_, mpi_x__, mpi_x, MPI_X -> pmpi_x_) and Open MPI's
+``use mpi_f08`` (mpi_x_f08_ -> pmpi_x_f08_). A wrapper times the PMPI call and hands
+the arguments that play a role to the template of its KIND (fb_rec_KIND in fbprof.h).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+# The roles each KIND's template takes, in order. "role<" is read before the PMPI call
+# (the call may overwrite it); "role=VALUE" is passed as VALUE when the call has no such
+# argument.
+KINDS: Dict[str, List[str]] = {
+    "plain": [],
+    "send": ["count", "type", "peer", "comm"],
+    "recv": ["count", "type"],
+    "psend": ["count", "type", "peer", "comm", "req"],
+    "precv": ["count", "type", "req"],
+    "start": ["req<"],
+    "startall": ["n", "reqs"],
+    "reqfree": ["req<"],
+    "bcast": ["count", "type", "root", "comm"],
+    "reduce": ["count", "type", "root", "comm"],
+    "reduction": ["count", "type"],
+    "redscat": ["rcounts", "type", "comm"],
+    "gather": ["sbuf", "scount", "stype", "rcount", "rtype", "root", "comm"],
+    "gatherv": ["sbuf", "scount", "stype", "rcounts", "rtype", "root", "comm"],
+    "scatter": ["scount", "stype", "rbuf", "rcount", "rtype", "root", "comm"],
+    "scatterv": ["scounts", "stype", "rbuf", "rcount", "rtype", "root", "comm"],
+    "allgather": ["sbuf", "scount", "stype", "rcount", "rtype", "comm"],
+    "allgatherv": ["sbuf", "scount", "stype", "rcounts", "rtype", "comm"],
+    "alltoall": ["sbuf", "scount", "stype", "rcount", "rtype", "comm"],
+    "alltoallv": ["sbuf", "scounts", "stype", "rcounts", "rtype", "comm"],
+    "alltoallw": ["sbuf", "scounts", "stypes", "rcounts", "rtypes", "comm"],
+    "nbr": ["scount", "stype", "comm"],
+    "nbrv": ["scounts", "stype", "comm"],
+    "nbrw": ["scounts", "stypes", "comm"],
+    "put": ["count=1", "type", "peer", "win"],
+    "get": ["count=1", "type", "peer", "win"],
+    "winnew": ["comm", "newwin"],
+    "commnew": ["newcomm"],
+}
+SPECIAL_KINDS = {"init", "finalize", "pcontrol"}
+
+INT_ROLES = {"count", "peer", "root", "n", "scount", "rcount", "level"}
+HANDLE_F2C = {
+    "type": "PMPI_Type_f2c", "stype": "PMPI_Type_f2c", "rtype": "PMPI_Type_f2c",
+    "comm": "PMPI_Comm_f2c", "newcomm": "PMPI_Comm_f2c",
+    "win": "PMPI_Win_f2c", "newwin": "PMPI_Win_f2c",
+    "req": "PMPI_Request_f2c",
+}
+C_TYPE = {
+    "type": "MPI_Datatype", "stype": "MPI_Datatype", "rtype": "MPI_Datatype",
+    "comm": "MPI_Comm", "newcomm": "MPI_Comm", "win": "MPI_Win", "newwin": "MPI_Win",
+    "req": "MPI_Request", "scounts": "const int *", "rcounts": "const int *",
+    "stypes": "const void *", "rtypes": "const void *", "reqs": "const void *",
+    "sbuf": "const void *", "rbuf": "const void *",
+}
+C_TYPE.update({r: "int" for r in INT_ROLES})
+OUT_POINTER_ROLES = {"req", "newcomm", "newwin"}  # C argument is a pointer to the handle
+ARRAY_ROLES = {"scounts", "rcounts"}
+OPAQUE_ROLES = {"stypes", "rtypes", "reqs", "sbuf", "rbuf"}
+DOC_ROLES = {"tag", "src", "conly"}
+ALL_ROLES = INT_ROLES | set(HANDLE_F2C) | ARRAY_ROLES | OPAQUE_ROLES | DOC_ROLES
+
+
+class TableError(ValueError):
+    pass
+
+
+@dataclass
+class Arg:
+    decl: str  # C declaration without the role
+    name: str
+    role: Optional[str]
+
+
+@dataclass
+class Call:
+    kind: str
+    name: str
+    args: List[Arg]
+    varargs: bool
+    lineno: int
+    by_role: Dict[str, Arg] = field(default_factory=dict)
+
+    @property
+    def ident(self) -> str:
+        return f"FB_ID_{self.name}"
+
+    @property
+    def lower(self) -> str:
+        return self.name.lower()
+
+    @property
+    def fortran_args(self) -> List[Arg]:
+        return [a for a in self.args if a.role != "conly"]
+
+
+LINE = re.compile(r"^(?P<kind>\w+)\s+(?P<name>MPI_\w+)\s*\((?P<args>.*)\)\s*$")
+ARG = re.compile(r"^(?P<decl>.*?\b(?P<name>\w+)\s*(?:\[\s*\])?)\s*(?:@(?P<role>\w+))?$")
+
+
+def parse_table(path: Path) -> List[Call]:
+    calls: List[Call] = []
+    seen = set()
+    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        m = LINE.match(text)
+        if not m:
+            raise TableError(f"{path}:{lineno}: expected 'KIND MPI_Name(args)', got {raw!r}")
+        kind, name = m["kind"], m["name"]
+        if kind not in KINDS and kind not in SPECIAL_KINDS:
+            raise TableError(f"{path}:{lineno}: unknown kind {kind!r}")
+        if name in seen:
+            raise TableError(f"{path}:{lineno}: {name} listed twice")
+        seen.add(name)
+        args: List[Arg] = []
+        varargs = False
+        parts = [p.strip() for p in m["args"].split(",")]
+        if parts == ["void"]:
+            parts = []
+        for part in parts:
+            if part == "...":
+                varargs = True
+                continue
+            a = ARG.match(part)
+            if not a:
+                raise TableError(f"{path}:{lineno}: cannot read argument {part!r}")
+            role = a["role"]
+            if role and role not in ALL_ROLES:
+                raise TableError(f"{path}:{lineno}: unknown role @{role} on {a['name']}")
+            args.append(Arg(a["decl"].strip(), a["name"], role))
+        call = Call(kind, name, args, varargs, lineno)
+        for arg in args:
+            if arg.role and arg.role not in DOC_ROLES:
+                if arg.role in call.by_role:
+                    raise TableError(f"{path}:{lineno}: role @{arg.role} given twice")
+                call.by_role[arg.role] = arg
+        for spec in KINDS.get(kind, []):
+            role = spec.rstrip("<").split("=")[0]
+            if role not in call.by_role and "=" not in spec:
+                raise TableError(f"{path}:{lineno}: kind {kind} needs an argument with @{role}")
+        calls.append(call)
+    return calls
+
+
+# ------------------------------------------------------------------ expressions
+
+def c_value(arg: Arg) -> str:
+    if arg.role in OUT_POINTER_ROLES:
+        return f"*{arg.name}"
+    if arg.role in OPAQUE_ROLES:
+        return f"(const void *){arg.name}"
+    return arg.name
+
+
+def f_value(arg: Arg) -> str:
+    role = arg.role
+    if role in INT_ROLES:
+        return f"(int)*{arg.name}"
+    if role in HANDLE_F2C:
+        return f"{HANDLE_F2C[role]}(*{arg.name})"
+    if role in ARRAY_ROLES:
+        return f"(const int *){arg.name}"
+    return f"(const void *){arg.name}"
+
+
+def record_plan(call: Call, fortran: bool):
+    """(declarations read before the call, argument expressions for fb_rec_KIND)."""
+    before: List[str] = []
+    exprs: List[str] = []
+    for i, spec in enumerate(KINDS[call.kind]):
+        default = None
+        if "=" in spec:
+            spec, default = spec.split("=", 1)
+        pre = spec.endswith("<")
+        role = spec.rstrip("<")
+        arg = call.by_role.get(role)
+        if arg is None:
+            exprs.append(default)
+            continue
+        value = f_value(arg) if fortran else c_value(arg)
+        if pre:
+            before.append(f"    {C_TYPE[role]} fb_a{i} = {value};")
+            exprs.append(f"fb_a{i}")
+        else:
+            exprs.append(value)
+    return before, exprs
+
+
+def c_params(call: Call) -> str:
+    params = [a.decl for a in call.args]
+    if call.varargs:
+        params.append("...")
+    return ", ".join(params) if params else "void"
+
+
+def f_param(arg: Arg) -> str:
+    if arg.role in INT_ROLES or arg.role in HANDLE_F2C or arg.role in ARRAY_ROLES:
+        return f"MPI_Fint *{arg.name}"
+    return f"void *{arg.name}"
+
+
+# ------------------------------------------------------------------ C wrappers
+
+def c_wrapper(call: Call) -> str:
+    names = ", ".join(a.name for a in call.args)
+    head = f"int {call.name}({c_params(call)})\n{{\n"
+    if call.kind == "init":
+        return (head + "    fb_depth++;\n"
+                f"    int fb_rc = P{call.name}({names});\n"
+                "    fb_depth--;\n    fb_init();\n    return fb_rc;\n}\n")
+    if call.kind == "finalize":
+        return head + f"    fb_finalize();\n    return P{call.name}({names});\n}}\n"
+    if call.kind == "pcontrol":
+        level = call.by_role["level"].name
+        return head + f"    fb_pcontrol({level});\n    return MPI_SUCCESS;\n}}\n"
+    before, exprs = record_plan(call, fortran=False)
+    rec_args = ", ".join([call.ident, "fb_dt", "0"] + exprs)
+    lines = [head.rstrip("\n"),
+             "    if (!fb_enter())",
+             f"        return P{call.name}({names});"]
+    lines += before
+    lines += [
+        "    uint64_t fb_t0 = fb_now();",
+        f"    int fb_rc = P{call.name}({names});",
+        "    uint64_t fb_dt = fb_now() - fb_t0;",
+        "    fb_leave();",
+        f"    fb_rec_{call.kind}({rec_args});",
+        "    return fb_rc;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ Fortran wrappers
+
+def fortran_wrappers(call: Call, family: str) -> str:
+    """family 'f77': mpif.h and use mpi; 'f08': Open MPI's use mpi_f08."""
+    fargs = call.fortran_args
+    params = [f_param(a) for a in fargs]
+    has_ierr = call.kind != "pcontrol"
+    if has_ierr:
+        params.append("MPI_Fint *ierr")
+    plist = ", ".join(params) if params else "void"
+    names = [a.name for a in fargs] + (["ierr"] if has_ierr else [])
+    args = ", ".join(names)
+    if family == "f77":
+        real = f"p{call.lower}_"
+        impl = f"fbf_{call.name}"
+        aliases = [f"{call.lower}_", f"{call.lower}__", call.lower, call.name.upper()]
+    else:
+        real = f"p{call.lower}_f08_"
+        impl = f"fbf08_{call.name}"
+        aliases = [f"{call.lower}_f08_"]
+    out = [f"extern void {real}({plist}) __attribute__((weak));",
+           f"static void {impl}({plist})", "{",
+           f"    if (FB_UNLIKELY(!{real}))",
+           f"        fb_fortran_missing(\"{real}\");"]
+    if call.kind == "init":
+        out += ["    fb_depth++;", f"    {real}({args});", "    fb_depth--;", "    fb_init();"]
+    elif call.kind == "finalize":
+        out += ["    fb_finalize();", f"    {real}({args});"]
+    elif call.kind == "pcontrol":
+        out += [f"    fb_pcontrol((int)*{call.by_role['level'].name});"]
+    else:
+        before, exprs = record_plan(call, fortran=True)
+        rec_args = ", ".join([call.ident, "fb_dt", "1"] + exprs)
+        out += ["    if (!fb_enter()) {", f"        {real}({args});", "        return;", "    }"]
+        out += before
+        out += ["    uint64_t fb_t0 = fb_now();",
+                f"    {real}({args});",
+                "    uint64_t fb_dt = fb_now() - fb_t0;",
+                "    fb_leave();",
+                f"    fb_rec_{call.kind}({rec_args});"]
+    out += ["}"]
+    for alias in aliases:
+        out.append(f"FB_EXPORT void {alias}({plist}) __attribute__((alias(\"{impl}\")));")
+    out.append("")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ files
+
+HEADER = "/* Generated by gen_wrappers.py from mpi_calls.tbl; do not edit. */\n"
+
+
+def calls_header(calls: List[Call]) -> str:
+    recorded = [c for c in calls if c.kind not in SPECIAL_KINDS]
+    out = [HEADER, "#ifndef FB_CALLS_H", "#define FB_CALLS_H", "", "enum {"]
+    out += [f"    {c.ident} = {i}," for i, c in enumerate(recorded)]
+    out += [f"    FB_NCALLS = {len(recorded)}", "};", "",
+            'extern const char *const fb_call_names[FB_NCALLS] __attribute__((visibility("hidden")));',
+            "", "#endif", ""]
+    return "\n".join(out)
+
+
+def wrappers_source(calls: List[Call]) -> str:
+    recorded = [c for c in calls if c.kind not in SPECIAL_KINDS]
+    out = [HEADER, '#include "fbprof.h"', "",
+           "_Static_assert(sizeof(MPI_Fint) == sizeof(int), \"Fortran INTEGER arrays are read as int\");", "",
+           "const char *const fb_call_names[FB_NCALLS] = {"]
+    out += [f'    "{c.name}",' for c in recorded]
+    out += ["};", "", "/* ---------------- C bindings ---------------- */", ""]
+    out += [c_wrapper(c) for c in calls]
+    out += ["/* ---------------- Fortran: mpif.h and use mpi ---------------- */", ""]
+    out += [fortran_wrappers(c, "f77") for c in calls]
+    out += ["/* ---------------- Fortran: use mpi_f08 (Open MPI naming) ---------------- */", ""]
+    out += [fortran_wrappers(c, "f08") for c in calls]
+    return "\n".join(out)
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def main(argv: List[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    table, out_dir = Path(argv[1]), Path(argv[2])
+    try:
+        calls = parse_table(table)
+    except (OSError, TableError) as exc:
+        print(f"gen_wrappers.py: {exc}", file=sys.stderr)
+        return 1
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_if_changed(out_dir / "fb_calls.h", calls_header(calls))
+    write_if_changed(out_dir / "fb_wrappers.c", wrappers_source(calls))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,77 @@
+"""A profile in the results database: a run of kind `profile`.
+
+The whole JSON profile is the run's `profile` artifact; the measurements are its calls in
+long format, one per MPI call and message-size bin, summed over ranks: metric `time` (s)
+with n = calls, min and max = the fastest and slowest single call, and the bytes moved in
+`detail`. Run-level figures (wall time, MPI time per rank) are in the provenance.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Dict, List, Optional
+
+from fabricbench.profile.data import bin_range
+from fabricbench.store import Measurement, Run, Store
+
+
+def profile_measurements(profile: Dict[str, Any]) -> List[Measurement]:
+    acc: Dict[tuple, List[float]] = defaultdict(lambda: [0, 0.0, float("inf"), 0.0, 0, set()])
+    for rank, call, b, count, nbytes, t, tmin, tmax in profile["calls"]:
+        a = acc[(call, b)]
+        a[0] += count
+        a[1] += t
+        a[2] = min(a[2], tmin)
+        a[3] = max(a[3], tmax)
+        a[4] += nbytes
+        a[5].add(rank)
+    out = []
+    for (call, b), (count, total, tmin, tmax, nbytes, ranks) in sorted(acc.items(), key=lambda kv: (-kv[1][1], kv[0])):
+        lo, hi = bin_range(b)
+        out.append(
+            Measurement(
+                benchmark="mpi_profile",
+                params={"call": call, "size": lo, "size_max": hi, "bin": b, "ranks": profile["ranks"]},
+                metric="time",
+                unit="s",
+                value=total,
+                n=count,
+                mean=total / count if count else None,
+                min=tmin if count else None,
+                max=tmax,
+                detail={"bytes": nbytes, "calling_ranks": len(ranks)},
+            )
+        )
+    return out
+
+
+def profile_provenance(profile: Dict[str, Any]) -> Dict[str, Any]:
+    info = profile["rank_info"]
+    return {
+        "hosts": sorted(set(profile.get("hosts", []))),
+        "nodes": len(set(profile.get("hosts", []))) or None,
+        "ranks": profile["ranks"],
+        "mpi_library": profile.get("mpi", {}).get("library"),
+        "profiled_command": profile.get("command"),
+        "app_time_s": [r["app_time"] for r in info],
+        "mpi_time_s": [r["mpi_time"] for r in info],
+    }
+
+
+def store_profile(
+    store: Store,
+    profile: Dict[str, Any],
+    label: Optional[str] = None,
+    tags: Optional[Dict[str, str]] = None,
+    command: Optional[str] = None,
+) -> Run:
+    """One transaction: the run, its call measurements and the profile artifact."""
+    return store.save_run(
+        profile_measurements(profile),
+        kind="profile",
+        label=label,
+        tags=tags,
+        command=command,
+        provenance=profile_provenance(profile),
+        ranks=profile["ranks"],
+        artifacts={"profile": profile},
+    )

@@ -1,0 +1,172 @@
+"""What an MPI profile says: share of wall time in MPI, the calls that dominate it and at
+which message sizes, how evenly ranks spend it, and who talks to whom.
+
+``summarize`` turns a profile into plain data (a dict of numbers and short strings);
+``format_summary`` prints that dict for a terminal. Percentages follow mpiP: a call's share
+of MPI time is its time summed over ranks over the MPI time summed over ranks; its share of
+wall time divides by the application time (MPI_Init to MPI_Finalize) summed over ranks.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any, Dict, List
+
+from fabricbench.profile.data import bin_range, format_bytes, matrix_cells
+
+MOSTLY = 0.5  # a size is "mostly" used when it holds at least half of the call's time
+
+
+def _spread(values: List[float]) -> Dict[str, Any]:
+    mean = statistics.fmean(values) if values else 0.0
+    lo = min(range(len(values)), key=values.__getitem__) if values else 0
+    hi = max(range(len(values)), key=values.__getitem__) if values else 0
+    cov = statistics.pstdev(values) / mean if len(values) > 1 and mean > 0 else 0.0
+    return {
+        "mean": mean,
+        "min": values[lo] if values else 0.0,
+        "min_rank": lo,
+        "max": values[hi] if values else 0.0,
+        "max_rank": hi,
+        "cov": cov,
+    }
+
+
+def size_label(nbytes: float) -> str:
+    """Message size for a sentence: '0-byte', '8 B', '16 KiB'."""
+    return "0-byte" if nbytes <= 0 else format_bytes(nbytes)
+
+
+def _pct(x: float) -> str:
+    if x >= 10 or x == 0:
+        return f"{x:.0f}%"
+    if x >= 0.1:
+        return f"{x:.1f}%"
+    return "<0.1%"
+
+
+def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[str, Any]:
+    """Summary of a loaded profile (see load_profile); numbers in seconds, bytes and percent."""
+    info = profile["rank_info"]
+    app = [float(r["app_time"]) for r in info]
+    mpi = [float(r["mpi_time"]) for r in info]
+    pct = [100.0 * m / a if a > 0 else 0.0 for m, a in zip(mpi, app)]
+    total_app, total_mpi = sum(app), sum(mpi)
+
+    def new_call() -> Dict[str, Any]:
+        return {"time": 0.0, "count": 0, "bytes": 0, "bins": defaultdict(lambda: [0.0, 0, 0])}
+
+    per_call: Dict[str, Dict[str, Any]] = defaultdict(new_call)
+    for _rank, call, b, count, nbytes, t, _tmin, _tmax in profile["calls"]:
+        entry = per_call[call]
+        entry["time"] += t
+        entry["count"] += count
+        entry["bytes"] += nbytes
+        acc = entry["bins"][b]
+        acc[0] += t
+        acc[1] += count
+        acc[2] += nbytes
+
+    calls = []
+    for name, entry in per_call.items():
+        # The dominant size: the bin holding most of the call's time (most calls on a tie).
+        b, (bt, bc, bb) = max(entry["bins"].items(), key=lambda kv: (kv[1][0], kv[1][1]))
+        share = bt / entry["time"] if entry["time"] > 0 else (bc / entry["count"] if entry["count"] else 0.0)
+        size = bb / bc if bc else 0.0
+        pct_mpi = 100.0 * entry["time"] / total_mpi if total_mpi > 0 else 0.0
+        pct_wall = 100.0 * entry["time"] / total_app if total_app > 0 else 0.0
+        label = size_label(size)
+        if share >= MOSTLY:
+            sizes = f"mostly {label}"
+        else:
+            sizes = f"sizes vary, most time at {label} ({share * 100:.0f}%)"
+        calls.append({
+            "call": name,
+            "time": entry["time"],
+            "count": entry["count"],
+            "bytes": entry["bytes"],
+            "percent_mpi": pct_mpi,
+            "percent_wall": pct_wall,
+            "dominant_bin": b,
+            "dominant_bin_range": list(bin_range(b)),
+            "dominant_size": size,
+            "dominant_share": share,
+            "size_label": label,
+            "sentence": f"{name} {_pct(pct_mpi)} of MPI time ({_pct(pct_wall)} of wall time), {sizes}",
+        })
+    calls.sort(key=lambda c: (-c["time"], -c["count"], c["call"]))
+
+    pairs = []
+    for (src, dst), cell in matrix_cells(profile).items():
+        pairs.append({"src": src, "dst": dst, **cell})
+    pairs.sort(key=lambda c: (-c["bytes"], -c["messages"], c["src"], c["dst"]))
+    total_bytes = sum(c["bytes"] for c in pairs)
+
+    overall = 100.0 * total_mpi / total_app if total_app > 0 else 0.0
+    return {
+        "ranks": profile["ranks"],
+        "hosts": list(profile.get("hosts", [])),
+        "mpi_library": profile.get("mpi", {}).get("library", ""),
+        "command": list(profile.get("command", [])),
+        "app_time": _spread(app),
+        "mpi_time": {**_spread(mpi), "total": total_mpi},
+        "mpi_percent": {**_spread(pct), "overall": overall},
+        "headline": f"About {_pct(overall)} of overall runtime spent in MPI",
+        "calls_total": len(calls),
+        "top_calls": calls[:top],
+        "imbalance": _spread(mpi),
+        "matrix_bytes": total_bytes,
+        "top_talkers": pairs[:talkers],
+    }
+
+
+def format_summary(summary: Dict[str, Any]) -> str:
+    """Plain text for a terminal."""
+    s = summary
+    hosts = s["hosts"]
+    lines = []
+    host_text = f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}"
+    if hosts:
+        host_text += f" ({', '.join(hosts[:4])}{', ...' if len(hosts) > 4 else ''})"
+    lines.append(f"MPI profile: {s['ranks']} rank{'s' if s['ranks'] != 1 else ''} on {host_text}")
+    if s["mpi_library"]:
+        lines.append(f"MPI library: {s['mpi_library']}")
+    if s["command"]:
+        lines.append(f"Command: {' '.join(s['command'])}")
+    app, mp = s["app_time"], s["mpi_percent"]
+    lines.append(f"Wall time (MPI_Init to MPI_Finalize): {app['mean']:.4g} s mean, {app['min']:.4g}-{app['max']:.4g} s")
+    lines.append(
+        f"{s['headline']} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
+        f"max {_pct(mp['max'])} on rank {mp['max_rank']})"
+    )
+    lines.append("")
+    if s["top_calls"]:
+        lines.append("Top MPI calls by time (summed over ranks):")
+        for c in s["top_calls"]:
+            lines.append(f"  - {c['sentence']}")
+        lines.append("")
+        width = max(12, max(len(c["call"]) for c in s["top_calls"]))
+        lines.append(f"  {'call':<{width}}  {'% MPI':>6}  {'% wall':>6}  {'calls':>10}  {'time [s]':>10}  {'bytes':>10}  typical size")
+        for c in s["top_calls"]:
+            lines.append(
+                f"  {c['call']:<{width}}  {c['percent_mpi']:6.1f}  {c['percent_wall']:6.2f}  {c['count']:>10}  "
+                f"{c['time']:10.4g}  {format_bytes(c['bytes']):>10}  {c['size_label']} ({c['dominant_share'] * 100:.0f}% of its time)"
+            )
+        if s["calls_total"] > len(s["top_calls"]):
+            lines.append(f"  ... and {s['calls_total'] - len(s['top_calls'])} more calls")
+    else:
+        lines.append("No MPI calls were recorded.")
+    lines.append("")
+    im = s["imbalance"]
+    lines.append(
+        f"MPI time per rank: min {im['min']:.4g} s (rank {im['min_rank']}), max {im['max']:.4g} s (rank {im['max_rank']}), "
+        f"mean {im['mean']:.4g} s, coefficient of variation {im['cov']:.2f}"
+    )
+    if s["top_talkers"]:
+        lines.append(f"Top talkers (bytes from source to destination rank; {format_bytes(s['matrix_bytes'])} in all):")
+        for t in s["top_talkers"]:
+            parts = ", ".join(f"{layer} {format_bytes(t[layer])}" for layer in ("p2p", "rma", "coll") if t[layer])
+            lines.append(f"  {t['src']:>5} -> {t['dst']:<5} {format_bytes(t['bytes']):>10} in {t['messages']} messages ({parts})")
+    else:
+        lines.append("No point-to-point, one-sided or collective traffic between ranks was recorded.")
+    return "\n".join(lines)

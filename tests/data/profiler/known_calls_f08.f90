@@ -1,0 +1,56 @@
+! The calls of known_calls.F90 through the mpi_f08 module (exactly 2 ranks); some calls
+! leave out the optional ierror argument.
+program known_calls_f08
+  use mpi_f08
+  implicit none
+  integer :: ierr, rank, nranks, other, i, gat(6), x(10), a2a_s(8), a2a_r(8), bc(2)
+  type(MPI_Request) :: req(2)
+  type(MPI_Comm) :: sub
+  double precision :: s8(8), r8(8), a, b
+  logical :: flag
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+  if (nranks /= 2) call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
+  other = 1 - rank
+  x = 0
+  s8 = 0
+  a2a_s = 0
+  bc = 0
+
+  do i = 1, 3
+    if (rank == 0) then
+      call MPI_Send(x, 10, MPI_INTEGER, 1, 1, MPI_COMM_WORLD, ierr)
+    else
+      call MPI_Recv(x, 10, MPI_INTEGER, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+    end if
+  end do
+
+  call MPI_Irecv(r8, 8, MPI_DOUBLE_PRECISION, other, 2, MPI_COMM_WORLD, req(1), ierr)
+  call MPI_Isend(s8, 8, MPI_DOUBLE_PRECISION, other, 2, MPI_COMM_WORLD, req(2))
+  call MPI_Waitall(2, req, MPI_STATUSES_IGNORE, ierr)
+
+  call MPI_Iprobe(other, 99, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE, ierr)
+
+  a = rank
+  call MPI_Allreduce(a, b, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call MPI_Bcast(bc, 2, MPI_INTEGER, 1, MPI_COMM_WORLD)
+
+  call MPI_Comm_split(MPI_COMM_WORLD, 0, rank, sub, ierr)
+  call MPI_Alltoall(a2a_s, 4, MPI_INTEGER, a2a_r, 4, MPI_INTEGER, sub, ierr)
+  call MPI_Comm_free(sub, ierr)
+
+  if (rank == 0) then
+    call MPI_Gather(MPI_IN_PLACE, 0, MPI_INTEGER, gat, 3, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  else
+    call MPI_Gather(x, 3, MPI_INTEGER, gat, 3, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  end if
+
+  call MPI_Pcontrol(0)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call MPI_Pcontrol(1)
+  call MPI_Barrier(MPI_COMM_WORLD)
+
+  call MPI_Finalize(ierr)
+end program known_calls_f08
