@@ -31,12 +31,17 @@ class LoadedRun:
     index: int = 0
     name: str = ""  # unique display name (legend)
     fabric: Optional[FabricChoice] = None
+    store: Any = field(default=None, repr=False)  # for artifact(): a profile, a study's files
     _series: Optional[List[Series]] = field(default=None, repr=False)
     _ceiling: Optional[tuple] = field(default=None, repr=False)
 
     @property
     def id(self) -> int:
         return self.run.id
+
+    def artifact(self, name: str) -> Any:
+        """A named artifact of the run (e.g. 'profile'), or None."""
+        return self.store.artifact(self.run.id, name) if self.store is not None else None
 
     @property
     def series(self) -> List[Series]:
@@ -108,7 +113,7 @@ def loaded_from(store: Any, runs: Sequence[Any]) -> List[LoadedRun]:
     measurements = store.measurements_by_run([r.id for r in runs])
     for index, (run, name) in enumerate(zip(runs, _unique_names(runs))):
         hosts = store.hosts(run.id)
-        lr = LoadedRun(run=run, measurements=measurements.get(run.id, []), hosts=hosts, index=index, name=name)
+        lr = LoadedRun(run=run, measurements=measurements.get(run.id, []), hosts=hosts, index=index, name=name, store=store)
         lr.fabric = choose_fabric(run, hosts)
         out.append(lr)
     return out

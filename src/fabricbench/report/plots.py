@@ -124,7 +124,7 @@ def _value_formatter(v: float, _pos=None) -> str:
     return f"{v:g}"
 
 
-def _save(fig: Figure, fmt: str) -> bytes:
+def save_figure(fig: Figure, fmt: str) -> bytes:
     buf = io.BytesIO()
     if fmt == "svg":
         fig.savefig(buf, format="svg", metadata={"Date": None})
@@ -205,7 +205,7 @@ def line_plot(
         if drawn or ref_lines:
             ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False,
                       fontsize=7 if len(drawn) + len(ref_lines) > 10 else 8)
-        data = _save(fig, fmt)
+        data = save_figure(fig, fmt)
     return PlotResult(data, fmt, len(drawn), omitted)
 
 
@@ -249,5 +249,5 @@ def bar_plot(
         ax.grid(True, axis="x", alpha=0.3)
         if len(shown) > 1:
             ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, fontsize=7)
-        data = _save(fig, fmt)
+        data = save_figure(fig, fmt)
     return PlotResult(data, fmt, len(shown), max(0, len(groups) - len(shown)))

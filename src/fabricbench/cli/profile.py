@@ -1,0 +1,71 @@
+"""`fabricbench profile -- CMD` (run under the MPI profiler, store the profile) and `show-profile`."""
+from __future__ import annotations
+
+import shlex
+import tempfile
+from pathlib import Path
+
+import click
+
+from fabricbench.cli.app import console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
+from fabricbench.errors import FabricbenchError, UsageError
+
+
+class NoProfile(FabricbenchError):
+    exit_code = 1
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@label_option
+@tag_option
+@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop the command after this long.")
+@click.option("--keep", type=click.Path(dir_okay=False), help="Also keep the JSON profile in this file.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@pass_state
+def profile(state, label, tags, timeout, keep, command):
+    """Run COMMAND (e.g. -- mpirun -np 4 ./app args) with the MPI profiler and store its profile.
+
+    The profiler (libfabricbench-prof.so) is preloaded into every rank; for Open MPI's mpirun
+    it is forwarded with -x. The profile is written at MPI_Finalize; if the program fails
+    before that, no profile is produced and the reason is printed.
+    """
+    from fabricbench.profile import run_profiled, summarize
+    from fabricbench.profile.record import store_profile
+
+    tag_map = parse_tags(tags)
+    store = state.store  # open (and check) the database before spending time on the program
+    with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
+        path = Path(keep).resolve() if keep else Path(tmp) / "profile.json"
+        rc, data, reason = run_profiled(list(command), path, timeout=timeout)
+    if data is None:
+        raise NoProfile(reason)
+    run = store_profile(store, data, label=label, tags=tag_map, command=" ".join(shlex.quote(c) for c in command))
+    s = summarize(data)
+    console.print(f"profile stored as run [bold]{run.id}[/]: {s['headline']}", highlight=False)
+    for c in s["top_calls"][:3]:
+        console.print(f"  {c['sentence']}", highlight=False)
+    console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False)
+    if rc != 0:
+        raise NoProfile(f"the profile was stored, but {reason}")
+
+
+@main.command("show-profile")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="How many calls and talkers to list.")
+@json_option
+@pass_state
+def show_profile(state, run_ref, top, as_json):
+    """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers."""
+    from fabricbench.profile import format_summary, summarize
+
+    run = state.store.get_run(run_ref)
+    data = state.store.artifact(run.id, "profile")
+    if data is None:
+        raise UsageError(f"run {run.id} is a {run.kind} run, not a profile (see 'fabricbench runs --kind profile')")
+    summary = summarize(data, top=top, talkers=top)
+    if as_json:
+        print_json({"run": run.to_dict(), "summary": summary})
+        return
+    if run.label or run.tags:
+        console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}", highlight=False)
+    click.echo(format_summary(summary))
