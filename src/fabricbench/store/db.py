@@ -157,18 +157,7 @@ class Store:
         ranks: Optional[int] = None,
         status: str = "running",
     ) -> Run:
-        values = dict(
-            uuid=str(_uuid.uuid4()),
-            created=now(),
-            label=label,
-            tags=dict(tags or {}),
-            kind=kind,
-            command=command,
-            tool_version=__version__,
-            status=status,
-            ranks=ranks,
-            provenance=dict(provenance or {}),
-        )
+        values = _new_run_values(kind, label, tags, command, provenance, ranks, status)
         with self._write() as conn:
             run_id = conn.execute(schema.runs.insert().values(**values)).inserted_primary_key[0]
         return Run(id=run_id, **values)
@@ -228,20 +217,8 @@ class Store:
         message: Optional[str] = None,
     ) -> Run:
         """Store a whole run at once (importers): all of it or, on any error, nothing."""
-        values = dict(
-            uuid=str(_uuid.uuid4()),
-            created=now(),
-            finished=now(),
-            label=label,
-            tags=dict(tags or {}),
-            kind=kind,
-            command=command,
-            tool_version=__version__,
-            status=status,
-            message=message,
-            ranks=ranks,
-            provenance=dict(provenance or {}),
-        )
+        values = _new_run_values(kind, label, tags, command, provenance, ranks, status, message=message)
+        values["finished"] = values["created"]
         with self._write() as conn:
             run_id = conn.execute(schema.runs.insert().values(**values)).inserted_primary_key[0]
             self._insert_measurements(conn, run_id, list(measurements))
@@ -388,6 +365,22 @@ class Store:
                 sa.select(a.c.data).where(a.c.run_id == run_id, a.c.name == name).order_by(a.c.id.desc())
             ).first()
         return row[0] if row else None
+
+
+def _new_run_values(kind, label, tags, command, provenance, ranks, status, message=None) -> Dict[str, Any]:
+    return dict(
+        uuid=str(_uuid.uuid4()),
+        created=now(),
+        label=label,
+        tags=dict(tags or {}),
+        kind=kind,
+        command=command,
+        tool_version=__version__,
+        status=status,
+        message=message,
+        ranks=ranks,
+        provenance=dict(provenance or {}),
+    )
 
 
 def _json_value(text: Any) -> Any:
