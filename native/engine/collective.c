@@ -1,0 +1,210 @@
+/* collective.c - blocking collectives, timed call by call as OSU times them.
+ *
+ * Every rank times each call (a barrier separates calls and is not timed) and
+ * averages its own calls; the record summarises those per-rank averages: n = ranks,
+ * value = mean over ranks, min and max with the rank that produced them.
+ *
+ * Sizes are bytes per rank: the bytes broadcast (bcast), each rank's vector
+ * (reduce, allreduce), each rank's contribution (allgather), each per-destination
+ * block (alltoall), each rank's result block (reduce_scatter). Reductions sum
+ * MPI_FLOAT, so their sizes are multiples of 4 bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffers.h"
+#include "check.h"
+#include "fabricbench.h"
+#include "output.h"
+#include "stats.h"
+#include "timing.h"
+
+enum coll { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER };
+
+static const char *const size_meaning[] = {
+    [BARRIER] = "no payload",
+    [BCAST] = "bytes broadcast from the root",
+    [REDUCE] = "bytes of MPI_FLOAT per rank, reduced to the root",
+    [ALLREDUCE] = "bytes of MPI_FLOAT per rank",
+    [ALLGATHER] = "bytes contributed by each rank (receive buffer: ranks x size)",
+    [ALLTOALL] = "bytes per destination block (send and receive buffers: ranks x size)",
+    [REDUCE_SCATTER] = "bytes of MPI_FLOAT each rank receives (MPI_Reduce_scatter_block; send: ranks x size)",
+};
+
+typedef struct {
+    fb_ctx *ctx;
+    enum coll kind;
+    int size;   /* bytes per rank */
+    int count;  /* floats per rank, for reductions */
+    int root;
+    fb_buf sbuf, rbuf;
+} coll_state;
+
+static void coll_run(void *state, long long first, long long count)
+{
+    coll_state *s = state;
+    fb_ctx *ctx = s->ctx;
+    const int v = ctx->opt.validate, me = ctx->rank, np = ctx->np;
+    const size_t bytes = (size_t)s->size;
+    for (long long i = first; i < first + count; i++) {
+        char *sb = fb_buf_at(&s->sbuf, i), *rb = fb_buf_at(&s->rbuf, i);
+        switch (s->kind) {
+        case BARRIER:
+            MPI_Barrier(MPI_COMM_WORLD);
+            break;
+        case BCAST:
+            if (v && me == s->root)
+                fb_fill(ctx, sb, bytes, i, s->root);
+            MPI_Bcast(sb, s->size, MPI_CHAR, s->root, MPI_COMM_WORLD);
+            if (v && me != s->root)
+                fb_verify(ctx, sb, bytes, i, s->root, s->root);
+            break;
+        case REDUCE:
+            if (v)
+                fb_fill_floats(ctx, (float *)sb, (size_t)s->count, i, 0);
+            MPI_Reduce(sb, rb, s->count, MPI_FLOAT, MPI_SUM, s->root, MPI_COMM_WORLD);
+            if (v && me == s->root)
+                fb_verify_float_sum(ctx, (float *)rb, (size_t)s->count, i, 0);
+            break;
+        case ALLREDUCE:
+            if (v)
+                fb_fill_floats(ctx, (float *)sb, (size_t)s->count, i, 0);
+            MPI_Allreduce(sb, rb, s->count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            if (v)
+                fb_verify_float_sum(ctx, (float *)rb, (size_t)s->count, i, 0);
+            break;
+        case ALLGATHER:
+            if (v)
+                fb_fill(ctx, sb, bytes, i, me);
+            MPI_Allgather(sb, s->size, MPI_CHAR, rb, s->size, MPI_CHAR, MPI_COMM_WORLD);
+            if (v)
+                for (int r = 0; r < np; r++)
+                    fb_verify(ctx, rb + (size_t)r * bytes, bytes, i, r, r);
+            break;
+        case ALLTOALL:
+            if (v)
+                for (int d = 0; d < np; d++)
+                    fb_fill(ctx, sb + (size_t)d * bytes, bytes, i, (long long)me * np + d);
+            MPI_Alltoall(sb, s->size, MPI_CHAR, rb, s->size, MPI_CHAR, MPI_COMM_WORLD);
+            if (v)
+                for (int r = 0; r < np; r++)
+                    fb_verify(ctx, rb + (size_t)r * bytes, bytes, i, (long long)r * np + me, r);
+            break;
+        case REDUCE_SCATTER:
+            if (v)
+                fb_fill_floats(ctx, (float *)sb, (size_t)s->count * (size_t)np, i, 0);
+            MPI_Reduce_scatter_block(sb, rb, s->count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            if (v)
+                fb_verify_float_sum(ctx, (float *)rb, (size_t)s->count, i, (long long)me * s->count);
+            break;
+        }
+    }
+}
+
+static void coll_between(void *state)
+{
+    (void)state;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Bytes per iteration region of the send and receive buffers for a size. */
+static void region_bytes(enum coll kind, int np, long long size, size_t *send, size_t *recv)
+{
+    size_t one = (size_t)size, all = (size_t)size * (size_t)np;
+    *send = *recv = one;
+    if (kind == ALLGATHER)
+        *recv = all;
+    else if (kind == ALLTOALL)
+        *send = *recv = all;
+    else if (kind == REDUCE_SCATTER)
+        *send = all;
+}
+
+static void run_collective(fb_ctx *ctx, enum coll kind)
+{
+    coll_state s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.kind = kind;
+    s.root = ctx->opt.root;
+
+    long long biggest = 0;
+    for (int k = 0; k < ctx->nsizes; k++)
+        if (ctx->sizes[k] > biggest)
+            biggest = ctx->sizes[k];
+    size_t send_max, recv_max;
+    region_bytes(kind, ctx->np, biggest, &send_max, &recv_max);
+    fb_buf_alloc(&s.sbuf, send_max, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    fb_buf_alloc(&s.rbuf, recv_max, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    double *per_rank = ctx->rank == 0 ? fb_malloc((size_t)ctx->np * sizeof(double)) : NULL;
+    const int rooted = kind == BCAST || kind == REDUCE;
+    const int reduction = kind == REDUCE || kind == ALLREDUCE || kind == REDUCE_SCATTER;
+
+    for (int k = 0; k < ctx->nsizes; k++) {
+        long long size = ctx->sizes[k];
+        size_t send_bytes, recv_bytes;
+        region_bytes(kind, ctx->np, size, &send_bytes, &recv_bytes);
+        fb_buf_use(&s.sbuf, send_bytes);
+        fb_buf_use(&s.rbuf, recv_bytes);
+        s.size = (int)size;
+        s.count = (int)(size / (long long)sizeof(float));
+        ctx->check.size = size;
+
+        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : coll_between, &s, 0};
+        fb_plan plan;
+        double elapsed;
+        fb_prepare(ctx, &kern, &plan);
+        double *samples = fb_measure(ctx, &kern, &plan, &elapsed);
+        double average = elapsed * 1e6 / (double)plan.iterations;
+        double fastest = 1e300, slowest = 0.0, fastest_all, slowest_all;
+        for (long long i = 0; i < plan.samples; i++) {
+            if (samples[i] < fastest)
+                fastest = samples[i];
+            if (samples[i] > slowest)
+                slowest = samples[i];
+        }
+        MPI_Gather(&average, 1, MPI_DOUBLE, per_rank, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&fastest, &fastest_all, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+        MPI_Reduce(&slowest, &slowest_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+
+        fb_point pt;
+        if (ctx->rank == 0) {
+            fb_point_init(&pt, "latency", "us", size);
+            pt.label = "Avg Latency";
+            fb_stats_compute(&pt.st, per_rank, ctx->np);
+            pt.value = pt.st.mean;
+            pt.iterations = plan.iterations;
+            if (rooted)
+                fb_json_int(&pt.params, "root", s.root);
+            if (reduction) {
+                fb_json_str(&pt.params, "datatype", "MPI_FLOAT");
+                fb_json_str(&pt.params, "op", "MPI_SUM");
+            }
+            fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
+            fb_json_str(&pt.detail, "stats_over", "per-rank average call time");
+            fb_json_int(&pt.detail, "min_rank", fb_argmin(per_rank, ctx->np));
+            fb_json_int(&pt.detail, "max_rank", fb_argmax(per_rank, ctx->np));
+            fb_json_open_array(&pt.detail, "per_rank");
+            for (int r = 0; r < ctx->np; r++)
+                fb_json_num(&pt.detail, NULL, per_rank[r]);
+            fb_json_close_array(&pt.detail);
+            fb_json_num(&pt.detail, "fastest_call_us", fastest_all * 1e6);
+            fb_json_num(&pt.detail, "slowest_call_us", slowest_all * 1e6);
+            fb_plan_detail(&pt.detail, &plan);
+        }
+        fb_emit(ctx, &pt, 1);
+        if (ctx->rank == 0)
+            fb_point_free(&pt);
+        free(samples);
+    }
+    free(per_rank);
+    fb_buf_free(&s.sbuf);
+    fb_buf_free(&s.rbuf);
+}
+
+void fb_run_barrier(fb_ctx *ctx) { run_collective(ctx, BARRIER); }
+void fb_run_bcast(fb_ctx *ctx) { run_collective(ctx, BCAST); }
+void fb_run_reduce(fb_ctx *ctx) { run_collective(ctx, REDUCE); }
+void fb_run_allreduce(fb_ctx *ctx) { run_collective(ctx, ALLREDUCE); }
+void fb_run_allgather(fb_ctx *ctx) { run_collective(ctx, ALLGATHER); }
+void fb_run_alltoall(fb_ctx *ctx) { run_collective(ctx, ALLTOALL); }
+void fb_run_reduce_scatter(fb_ctx *ctx) { run_collective(ctx, REDUCE_SCATTER); }

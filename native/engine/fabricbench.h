@@ -1,0 +1,96 @@
+/* fabricbench.h - what every part of the engine shares: the run context and the
+ * benchmark table entry. Each benchmark family (pt2pt.c, collective.c, hpcc_net.c,
+ * info.c) exports its run functions here; main.c dispatches to them. */
+#ifndef FABRICBENCH_H
+#define FABRICBENCH_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "options.h"
+
+#define FB_VERSION "0.1.0"
+#define FB_HOST_MAX 256
+
+enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION = 3 };
+
+typedef struct fb_ctx fb_ctx;
+
+enum fb_pairing {
+    FB_PAIRS_NONE,     /* --pairs does not apply */
+    FB_PAIRS_HALVES,   /* rank i with rank i + np/2; --pairs <= np/2 */
+    FB_PAIRS_SAMPLED,  /* --pairs = how many ordered pairs to sample */
+};
+
+typedef struct fb_bench {
+    const char *name;
+    const char *family;
+    const char *summary;
+    int min_ranks;
+    int even_ranks;
+    long long size_min, size_max; /* default --sizes; -1 when the benchmark's sizes are fixed */
+    long long size_floor;         /* sizes below this are skipped (reductions need a float) */
+    int points_per_size;          /* point records per size, or in total when sizes are fixed */
+    enum fb_pairing pairing;
+    void (*run)(fb_ctx *ctx);
+} fb_bench;
+
+/* Validation state of this rank: the first mismatch it saw. */
+typedef struct {
+    long long size;   /* message size of the point being measured, for the message */
+    int failed;
+    char message[512];
+} fb_check_state;
+
+struct fb_ctx {
+    int rank, np;
+    const fb_bench *bench;
+    fb_options opt;
+    long long *sizes;             /* the message sizes to measure, in order */
+    int nsizes;
+
+    long long points_planned;
+    long long points_done;
+
+    double wtick_us;              /* MPI_Wtick */
+    double timer_resolution_us;   /* smallest step seen between MPI_Wtime calls */
+    double timer_overhead_us;     /* cost of one MPI_Wtime call */
+
+    char host[FB_HOST_MAX];
+    char *hosts;                  /* rank 0: np names of FB_HOST_MAX bytes, by rank */
+    int nhosts;                   /* distinct hosts */
+    char mpi_library[256];        /* first line of MPI_Get_library_version */
+    char mpi_library_full[1024];
+    char mpi_version[16];
+    double t_start;
+
+    fb_check_state check;
+    char table_header[1024];      /* last table header printed */
+};
+
+/* Aborts every rank with status 1 after printing "fabricbench-mpi: error: ..." */
+void fb_fatal(const char *fmt, ...);
+void *fb_malloc(size_t bytes);   /* never NULL: aborts the job when memory runs out */
+void *fb_calloc(size_t n, size_t size);
+
+/* Benchmarks, by family. */
+void fb_run_latency(fb_ctx *ctx);
+void fb_run_bw(fb_ctx *ctx);
+void fb_run_bibw(fb_ctx *ctx);
+void fb_run_mbw_mr(fb_ctx *ctx);
+void fb_run_multi_lat(fb_ctx *ctx);
+
+void fb_run_barrier(fb_ctx *ctx);
+void fb_run_bcast(fb_ctx *ctx);
+void fb_run_reduce(fb_ctx *ctx);
+void fb_run_allreduce(fb_ctx *ctx);
+void fb_run_allgather(fb_ctx *ctx);
+void fb_run_alltoall(fb_ctx *ctx);
+void fb_run_reduce_scatter(fb_ctx *ctx);
+
+void fb_run_pingpong_pairs(fb_ctx *ctx);
+void fb_run_ring(fb_ctx *ctx);
+
+void fb_run_info(fb_ctx *ctx);
+
+#endif

@@ -1,0 +1,56 @@
+/* options.h - the command line: which benchmark, and how to measure it.
+ *
+ * Parsing is pure (no MPI) and deterministic, so every rank parses the same argv
+ * and reaches the same verdict without talking to the others. */
+#ifndef FB_OPTIONS_H
+#define FB_OPTIONS_H
+
+#include <stdint.h>
+
+enum fb_format { FB_FORMAT_JSONL, FB_FORMAT_TABLE };
+
+typedef struct {
+    const char *benchmark;
+
+    int sizes_given;
+    long long size_min, size_max;
+
+    int window;                /* bw, bibw, mbw_mr: messages in flight per iteration */
+    int warmup;                /* warm-up iterations per point; -1 = automatic */
+    long long iterations;      /* fixed timed iterations per point; 0 = adaptive */
+    double time_budget;        /* seconds per point when adaptive */
+    int time_budget_given;
+    long long min_iterations;  /* floor of the adaptive count */
+    int min_iterations_given;
+    int cache_cold;            /* fresh buffer region per iteration */
+    long long cache_pool;      /* bytes per buffer pool in cold mode */
+    int validate;
+    uint64_t seed;
+    int pairs;                 /* 0 = benchmark default */
+    int random_rings;          /* 0 = HPCC defaults (30 for latency, 10 for bandwidth) */
+    int root;                  /* bcast, reduce */
+    enum fb_format format;
+
+    /* Test hooks (documented as such; not for measurements). */
+    int inject_corruption;     /* rank that corrupts its data after the first iteration; -1 = none */
+    long long test_die_after;  /* the last rank SIGKILLs itself after this many points; -1 = never */
+
+    int help, version;
+} fb_options;
+
+/* Fills *opt from argv. Returns 0 on success; otherwise writes a one-line reason
+ * into err and returns -1. */
+int fb_options_parse(fb_options *opt, int argc, char **argv, char *err, int errlen);
+
+/* Parses a byte count such as 0, 4096, 4K, 4KiB, 1M, 2MiB, 1G, 2000000, 4MB (decimal).
+ * Returns 0 on success. */
+int fb_parse_bytes(const char *text, long long *out);
+
+/* Powers of two between min and max, with 0 first when min is 0. Returns the count
+ * (0 if none) and a malloc'd array in *sizes. */
+int fb_sizes_expand(long long min, long long max, long long **sizes);
+
+void fb_print_usage(void);  /* the short usage line, to stderr */
+void fb_print_options_help(void); /* the option list of --help, to stdout */
+
+#endif

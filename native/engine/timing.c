@@ -1,0 +1,213 @@
+/* timing.c - warm-up, iteration plans and the sample loop (see timing.h). */
+#include "timing.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define WARMUP_BASE (-(1LL << 40))      /* warm-up iterations are numbered below 0 */
+#define WARMUP_ROUND_TARGET 0.01         /* seconds: an automatic warm-up round this long ends it */
+#define WARMUP_MAX_ITERATIONS (1LL << 21)
+#define MAX_SAMPLES (1LL << 20)          /* memory bound: 8 MiB of samples per point */
+#define MAX_ITERATIONS (1LL << 40)
+#define QUIET_POLL_NS 20000              /* how long a waiting rank sleeps between polls */
+#define TAG_QUIET_BARRIER 30000          /* above every benchmark's tags; MPI guarantees 32767 */
+
+void fb_timer_probe(double *resolution_us, double *overhead_us)
+{
+    enum { CALLS = 20000 };
+    double smallest = 1e30;
+    double prev = MPI_Wtime(), start = prev;
+    for (int i = 0; i < CALLS; i++) {
+        double now = MPI_Wtime();
+        if (now > prev && now - prev < smallest)
+            smallest = now - prev;
+        prev = now;
+    }
+    *overhead_us = (prev - start) / CALLS * 1e6;
+    *resolution_us = smallest < 1e30 ? smallest * 1e6 : MPI_Wtick() * 1e6;
+}
+
+static void nap(void)
+{
+    struct timespec pause = {0, QUIET_POLL_NS};
+    nanosleep(&pause, NULL);
+}
+
+/* A dissemination barrier over point-to-point messages. MPI_Ibarrier would do, but a
+ * non-blocking collective can leave an extra progress callback registered in the MPI
+ * library for the rest of the run, a few nanoseconds on every later poll. */
+void fb_quiet_barrier(void)
+{
+    int rank, np;
+    char out = 0, in;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    for (int step = 1; step < np; step *= 2) {
+        MPI_Request req[2];
+        int done = 0;
+        MPI_Irecv(&in, 1, MPI_CHAR, (rank - step + np) % np, TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(&out, 1, MPI_CHAR, (rank + step) % np, TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[1]);
+        MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+        while (!done) {
+            nap();
+            MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+        }
+    }
+}
+
+void fb_quiet_probe(int source, int tag)
+{
+    int waiting = 0;
+    MPI_Iprobe(source, tag, MPI_COMM_WORLD, &waiting, MPI_STATUS_IGNORE);
+    while (!waiting) {
+        nap();
+        MPI_Iprobe(source, tag, MPI_COMM_WORLD, &waiting, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Runs count iterations the way timed samples would (between steps included) and
+ * returns the wall time, which is what the time budget has to pay for. */
+static double run_timed_wall(fb_kernel *k, long long first, long long count)
+{
+    double t0 = MPI_Wtime();
+    if (k->batchable || !k->between) {
+        k->run(k->state, first, count);
+        if (k->between)
+            k->between(k->state);
+    } else {
+        for (long long i = 0; i < count; i++) {
+            k->run(k->state, first + i, 1);
+            k->between(k->state);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+double fb_warmup(fb_ctx *ctx, fb_kernel *k, long long *warmup_run)
+{
+    double local, agreed;
+    long long done = 0;
+    if (ctx->opt.warmup >= 0) {
+        /* The first half settles connections and caches; the second half is the estimate. */
+        long long half = ctx->opt.warmup / 2, rest = ctx->opt.warmup - half;
+        if (half)
+            run_timed_wall(k, WARMUP_BASE, half);
+        local = rest ? run_timed_wall(k, WARMUP_BASE + half, rest) / (double)rest : 0.0;
+        done = ctx->opt.warmup;
+        fb_quiet_barrier();
+        MPI_Allreduce(&local, &agreed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    } else {
+        double target = WARMUP_ROUND_TARGET;
+        if (!ctx->opt.iterations && ctx->opt.time_budget / 4 < target)
+            target = ctx->opt.time_budget / 4;
+        double previous = 0.0; /* per-iteration time of the round before */
+        for (long long round = 1;; round *= 2) {
+            local = run_timed_wall(k, WARMUP_BASE + done, round);
+            done += round;
+            double longest;
+            fb_quiet_barrier();
+            MPI_Allreduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            double pace = longest / (double)round;
+            /* At least two rounds: the very first iteration pays for connection set-up. */
+            if ((longest >= target && round >= 2) || done + 2 * round > WARMUP_MAX_ITERATIONS) {
+                /* The better of the last two rounds: one stall (a preempted rank) must
+                 * not shrink the whole point to a handful of iterations. */
+                agreed = previous > 0.0 && previous < pace ? previous : pace;
+                break;
+            }
+            previous = pace;
+        }
+    }
+    if (warmup_run)
+        *warmup_run = done;
+    return agreed;
+}
+
+/* Shortest sample worth taking: long enough that the clock read costs < 0.5 % and
+ * the timer's resolution < 1 %. */
+static double sample_target(const fb_ctx *ctx)
+{
+    double t = 200.0 * ctx->timer_overhead_us * 1e-6;
+    if (t < 100.0 * ctx->wtick_us * 1e-6)
+        t = 100.0 * ctx->wtick_us * 1e-6;
+    if (t < 2e-6)
+        t = 2e-6;
+    return t;
+}
+
+void fb_plan_point(fb_ctx *ctx, double estimate, double budget, long long min_iterations, int batchable,
+                   fb_plan *plan)
+{
+    long long decided[3] = {0, 1, 0};
+    if (ctx->rank == 0) {
+        long long iters;
+        if (ctx->opt.iterations) {
+            iters = ctx->opt.iterations;
+        } else if (estimate > 0.0) {
+            double want = ceil(budget / estimate);
+            iters = want > (double)MAX_ITERATIONS ? MAX_ITERATIONS : (long long)want;
+            if (iters < min_iterations)
+                iters = min_iterations;
+        } else {
+            iters = min_iterations;
+        }
+        long long batch = 1;
+        double target = sample_target(ctx);
+        if (batchable && estimate > 0.0 && estimate < target)
+            batch = (long long)ceil(target / estimate);
+        if (batchable && (iters + batch - 1) / batch > MAX_SAMPLES)
+            batch = (iters + MAX_SAMPLES - 1) / MAX_SAMPLES;
+        if (batch > iters)
+            batch = iters;
+        decided[0] = iters;
+        decided[1] = batch;
+        decided[2] = (iters + batch - 1) / batch;
+    }
+    MPI_Bcast(decided, 3, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    plan->iterations = decided[0];
+    plan->batch = decided[1];
+    plan->samples = decided[2];
+    plan->estimate = estimate;
+}
+
+void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan)
+{
+    long long warm = 0;
+    double estimate = fb_warmup(ctx, k, &warm);
+    fb_plan_point(ctx, estimate, ctx->opt.time_budget, ctx->opt.min_iterations, k->batchable, plan);
+    plan->warmup = warm;
+}
+
+double *fb_measure(fb_ctx *ctx, fb_kernel *k, const fb_plan *plan, double *elapsed)
+{
+    (void)ctx;
+    double *samples = fb_malloc((size_t)plan->samples * sizeof *samples);
+    double total = 0.0;
+    long long first = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double prev = MPI_Wtime();
+    for (long long s = 0; s < plan->samples; s++) {
+        long long count = plan->iterations - first < plan->batch ? plan->iterations - first : plan->batch;
+        k->run(k->state, first, count);
+        double now = MPI_Wtime();
+        samples[s] = (now - prev) / (double)count;
+        total += now - prev;
+        first += count;
+        if (k->between) {
+            k->between(k->state);
+            now = MPI_Wtime();
+        }
+        prev = now;
+    }
+    fb_quiet_barrier();
+    *elapsed = total;
+    return samples;
+}
+
+void fb_plan_detail(fb_json *detail, const fb_plan *plan)
+{
+    fb_json_int(detail, "batch", plan->batch);
+    fb_json_int(detail, "warmup_iterations", plan->warmup);
+    fb_json_num(detail, "warmup_estimate_us", plan->estimate * 1e6);
+}

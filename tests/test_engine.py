@@ -1,0 +1,398 @@
+"""fabricbench-mpi, the native engine, run for real under mpirun with 2 to 4 ranks.
+
+Every test launches the installed binary (``FABRICBENCH_NATIVE_DIR`` in a dev tree) through
+the project's mpirun launcher and checks what a consumer of its JSON Lines relies on: the
+record schema, the sizes and counts asked for, sane values, clean failures. Iteration
+counts are fixed and small so the file runs in well under a minute; nothing here asserts a
+wall-clock time.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+import fabricbench
+from fabricbench.launch import Layout, get_launcher
+from fabricbench.native import NativeMissing, engine_path
+
+jsonschema = pytest.importorskip("jsonschema")
+
+SCHEMA_PATH = Path(fabricbench.__file__).resolve().parent / "data" / "record.schema.json"
+RUN_TIMEOUT = 120  # seconds; a hang fails the test instead of stalling the suite
+
+
+@pytest.fixture(scope="module")
+def engine() -> Path:
+    if not shutil.which("mpirun"):
+        pytest.skip("mpirun is not on PATH")
+    try:
+        return engine_path()
+    except NativeMissing as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def validator():
+    schema = json.loads(SCHEMA_PATH.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+class Run:
+    """One finished engine run: exit status, raw streams and the parsed records."""
+
+    def __init__(self, proc: subprocess.CompletedProcess):
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def records(self) -> List[dict]:
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+    def of(self, kind: str) -> List[dict]:
+        return [r for r in self.records if r["record"] == kind]
+
+    @property
+    def points(self) -> List[dict]:
+        return self.of("point")
+
+
+def run_engine(engine: Path, np: int, args: Sequence[str], timeout: int = RUN_TIMEOUT) -> Run:
+    launcher = get_launcher("mpirun", Layout(np=np))
+    cmd = launcher.command([str(engine), *args])
+    proc = subprocess.run(cmd, env=launcher.environment(), capture_output=True, text=True, timeout=timeout)
+    return Run(proc)
+
+
+def check_complete_run(run: Run, validator, np: int, benchmark: str) -> List[dict]:
+    """The contract every clean run keeps; returns the point records."""
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.endswith("\n")
+    records = run.records
+    for rec in records:
+        errors = sorted(validator.iter_errors(rec), key=str)
+        assert not errors, f"{rec} does not match the schema: {errors[0].message}"
+    first, last = records[0], records[-1]
+    assert first["record"] == "run" and last["record"] == "end"
+    assert first["benchmark"] == benchmark
+    assert first["ranks"] == np and len(first["hosts"]) == np
+    assert [r["record"] for r in records[1:-1]].count("run") == 0
+    points = run.points
+    assert first["points_planned"] == len(points) == last["points"]
+    assert last["status"] == "complete"
+    for p in points:
+        assert p["benchmark"] == benchmark
+        assert p["params"]["ranks"] == np
+        assert p["min"] <= p["median"] <= p["max"]
+        assert p["min"] <= p["mean"] <= p["max"]
+        assert p["min"] <= p["p99"] <= p["max"]
+        assert p["stdev"] >= 0
+    return points
+
+
+def sizes_of(points: List[dict], metric: Optional[str] = None) -> List[int]:
+    return [p["params"]["size"] for p in points if metric is None or p["metric"] == metric]
+
+
+POW2_4_TO_1K = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+
+# ---- every benchmark ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "benchmark,np,args,sizes",
+    [
+        ("latency", 2, ["--sizes", "0:1K", "--iterations", "20"], [0] + [2**i for i in range(11)]),
+        ("bw", 2, ["--sizes", "1K:64K", "--iterations", "5", "--window", "8"], [2**i for i in range(10, 17)]),
+        ("bibw", 2, ["--sizes", "1K:64K", "--iterations", "5", "--window", "8"], [2**i for i in range(10, 17)]),
+        ("multi_lat", 4, ["--sizes", "0:256", "--iterations", "10"], [0] + [2**i for i in range(9)]),
+    ],
+)
+def test_pt2pt_records(engine, validator, benchmark, np, args, sizes):
+    points = check_complete_run(run_engine(engine, np, [benchmark, *args]), validator, np, benchmark)
+    assert sizes_of(points) == sizes
+    for p in points:
+        assert p["iterations"] == int(args[args.index("--iterations") + 1])
+        assert p["unit"] == ("us" if p["metric"] == "latency" else "MB/s")
+        if benchmark == "bw":
+            assert p["metric"] == "bandwidth" and p["params"]["window"] == 8
+        if benchmark == "bibw":
+            assert p["metric"] == "bibandwidth"
+        assert p["value"] > 0 or p["params"]["size"] == 0 and p["metric"] != "latency"
+    if benchmark == "multi_lat":
+        for p in points:
+            assert p["params"]["pairs"] == 2
+            assert [pp["ranks"] for pp in p["detail"]["per_pair"]] == [[0, 2], [1, 3]]
+
+
+def test_mbw_mr_reports_bandwidth_and_message_rate(engine, validator):
+    points = check_complete_run(
+        run_engine(engine, 4, ["mbw_mr", "--sizes", "1:1K", "--iterations", "5", "--window", "16"]),
+        validator, 4, "mbw_mr",
+    )
+    expected = [2**i for i in range(11)]
+    assert sizes_of(points, "bandwidth") == expected
+    assert sizes_of(points, "message_rate") == expected
+    for bw, mr in zip(points[0::2], points[1::2]):
+        assert (bw["metric"], bw["unit"], mr["metric"], mr["unit"]) == ("bandwidth", "MB/s", "message_rate", "msg/s")
+        assert bw["params"]["pairs"] == 2 and bw["params"]["window"] == 16
+        # Both are views of the same messages: rate * size = bandwidth.
+        assert bw["value"] == pytest.approx(mr["value"] * bw["params"]["size"] / 1e6, rel=1e-9)
+        assert len(bw["detail"]["per_pair"]) == 2
+
+
+@pytest.mark.parametrize(
+    "benchmark,sizes",
+    [
+        ("barrier", [0]),
+        ("bcast", POW2_4_TO_1K),
+        ("reduce", POW2_4_TO_1K),
+        ("allreduce", POW2_4_TO_1K),
+        ("allgather", POW2_4_TO_1K),
+        ("alltoall", POW2_4_TO_1K),
+        ("reduce_scatter", POW2_4_TO_1K),
+    ],
+)
+def test_collective_records(engine, validator, benchmark, sizes):
+    args = [benchmark, "--iterations", "5"] + ([] if benchmark == "barrier" else ["--sizes", "4:1K"])
+    points = check_complete_run(run_engine(engine, 4, args), validator, 4, benchmark)
+    assert sizes_of(points) == sizes
+    for p in points:
+        assert (p["metric"], p["unit"], p["iterations"], p["n"]) == ("latency", "us", 5, 4)
+        detail = p["detail"]
+        per_rank = detail["per_rank"]
+        assert len(per_rank) == 4 and all(v > 0 for v in per_rank)
+        assert p["value"] == pytest.approx(p["mean"]) == pytest.approx(sum(per_rank) / 4)
+        assert p["min"] == pytest.approx(per_rank[detail["min_rank"]]) == pytest.approx(min(per_rank))
+        assert p["max"] == pytest.approx(per_rank[detail["max_rank"]]) == pytest.approx(max(per_rank))
+        if benchmark != "barrier":
+            assert p["params"]["size_meaning"]
+        if benchmark in ("bcast", "reduce"):
+            assert p["params"]["root"] == 0
+
+
+def test_pingpong_pairs_measures_every_ordered_pair(engine, validator):
+    points = check_complete_run(run_engine(engine, 4, ["pingpong_pairs", "--iterations", "2"]), validator, 4,
+                                "pingpong_pairs")
+    lat, bw = points
+    assert (lat["metric"], lat["unit"], lat["params"]["size"]) == ("latency", "us", 8)
+    assert (bw["metric"], bw["unit"], bw["params"]["size"]) == ("bandwidth", "MB/s", 2_000_000)
+    for p in points:
+        d = p["detail"]
+        assert d["pairs_measured"] == d["pairs_total"] == p["n"] == 12 and d["sampled"] is False
+        pairs = {(c, s) for c, s, _ in d["per_pair"]}
+        assert pairs == {(c, s) for c in range(4) for s in range(4) if c != s}
+        assert p["value"] == pytest.approx(p["mean"])
+        assert p["min"] > 0
+    assert lat["detail"]["worst_pair"]["value"] == pytest.approx(lat["max"])
+    assert bw["detail"]["worst_pair"]["value"] == pytest.approx(bw["min"])
+
+
+def test_pingpong_pairs_samples_when_asked(engine, validator):
+    points = check_complete_run(run_engine(engine, 4, ["pingpong_pairs", "--iterations", "2", "--pairs", "5"]),
+                                validator, 4, "pingpong_pairs")
+    for p in points:
+        d = p["detail"]
+        assert (d["pairs_measured"], d["pairs_total"], d["sampled"]) == (5, 12, True)
+        pairs = [(c, s) for c, s, _ in d["per_pair"]]
+        assert len(set(pairs)) == 5 and all(c != s for c, s in pairs)
+
+
+def test_ring_natural_and_random(engine, validator):
+    points = check_complete_run(run_engine(engine, 4, ["ring", "--iterations", "2", "--random-rings", "3"]),
+                                validator, 4, "ring")
+    got = [(p["params"]["ordering"], p["metric"], p["params"]["size"]) for p in points]
+    assert got == [("natural", "latency", 8), ("random", "latency", 8),
+                   ("natural", "bandwidth", 2_000_000), ("random", "bandwidth", 2_000_000)]
+    for p in points:
+        assert p["value"] > 0
+        if p["params"]["ordering"] == "random":
+            assert p["n"] == 3 == len(p["detail"]["permutations"]) == len(p["detail"]["per_ring"])
+            for perm in p["detail"]["permutations"]:
+                assert sorted(perm) == [0, 1, 2, 3]
+            # HPCC: the geometric mean over rings, which never exceeds the arithmetic mean.
+            assert p["min"] <= p["value"] <= p["mean"] * (1 + 1e-9)
+        else:
+            assert p["value"] == pytest.approx(p["min"] if p["metric"] == "latency" else p["max"])
+
+
+def random_rings(engine, seed: int) -> Dict[str, dict]:
+    run = run_engine(engine, 4, ["ring", "--iterations", "1", "--random-rings", "4", "--seed", str(seed)])
+    assert run.returncode == 0, run.stderr
+    return {p["metric"]: p for p in run.points if p["params"]["ordering"] == "random"}
+
+
+def test_random_rings_follow_the_seed(engine):
+    first, again, other = random_rings(engine, 7), random_rings(engine, 7), random_rings(engine, 8)
+    for metric in ("latency", "bandwidth"):
+        a, b, c = first[metric]["detail"], again[metric]["detail"], other[metric]["detail"]
+        assert first[metric]["params"]["seed"] == 7 and other[metric]["params"]["seed"] == 8
+        assert a["permutations"] == b["permutations"]
+        assert a["permutations_digest"] == b["permutations_digest"]
+        assert a["permutations"] != c["permutations"]
+        assert a["permutations_digest"] != c["permutations_digest"]
+    # Latency and bandwidth use the same rings, as HPCC does.
+    assert first["latency"]["detail"]["permutations"] == first["bandwidth"]["detail"]["permutations"]
+
+
+def test_ring_table_has_an_ordering_column(engine):
+    run = run_engine(engine, 2, ["ring", "--iterations", "1", "--random-rings", "2", "--format", "table"])
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    headers = [l for l in lines if l.startswith("# Ordering")]
+    assert len(headers) == 2 and "Latency(us)" in headers[0] and "(MB/s)" in headers[1]
+    rows = [l.split()[:2] for l in lines if not l.startswith("#")]
+    assert rows == [["natural", "8"], ["random", "8"], ["natural", "2000000"], ["random", "2000000"]]
+
+
+def test_info_one_record_per_rank(engine, validator):
+    run = run_engine(engine, 3, ["info"])
+    check_complete_run(run, validator, 3, "info")
+    infos = run.of("rank_info")
+    assert [r["rank"] for r in infos] == [0, 1, 2]
+    assert len({r["pid"] for r in infos}) == 3
+    for r in infos:
+        assert r["host"] and r["mpi_library"]
+        assert r["timer_resolution_us"] > 0 and r["timer_resolution_source"] == "MPI_Wtick"
+
+
+# ---- options and values -------------------------------------------------------------------------
+
+def test_size_suffixes_and_adaptive_iterations(engine, validator):
+    run = run_engine(engine, 2, ["latency", "--sizes", "1K:4KiB", "--time-budget", "0.01", "--min-iterations", "7"])
+    points = check_complete_run(run, validator, 2, "latency")
+    assert sizes_of(points) == [1024, 2048, 4096]
+    assert run.records[0]["options"]["sizes"] == [1024, 2048, 4096]
+    for p in points:
+        assert p["iterations"] >= 7
+        assert p["n"] <= p["iterations"]
+
+
+def test_bandwidth_grows_with_message_size(engine, validator):
+    # One message per window: 1 KiB is then bound by per-message cost, 4 MiB by copying.
+    # Other processes can only slow a sample down, so the best samples are compared.
+    points = check_complete_run(
+        run_engine(engine, 2, ["bw", "--sizes", "1K:4M", "--iterations", "50", "--window", "1"]),
+        validator, 2, "bw")
+    by_size = {p["params"]["size"]: p for p in points}
+    small, large = by_size[1024], by_size[4 * 1024 * 1024]
+    assert large["max"] > small["max"] > 0
+
+
+def test_latency_grows_with_message_size(engine, validator):
+    points = check_complete_run(run_engine(engine, 2, ["latency", "--sizes", "0:1M", "--iterations", "50"]),
+                                validator, 2, "latency")
+    by_size = {p["params"]["size"]: p for p in points}
+    assert by_size[1 << 20]["median"] > by_size[0]["median"] > 0
+
+
+def test_cold_cache_with_validation(engine, validator):
+    points = check_complete_run(
+        run_engine(engine, 2, ["latency", "--sizes", "4K:16K", "--iterations", "20", "--cache", "cold",
+                               "--cache-pool", "1M", "--validate"]),
+        validator, 2, "latency")
+    assert all(p["params"]["cache"] == "cold" and p["params"]["validate"] is True for p in points)
+
+
+def test_table_format(engine):
+    run = run_engine(engine, 2, ["latency", "--sizes", "0:64", "--iterations", "10", "--format", "table"])
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    headers = [l for l in lines if l.startswith("# Size")]
+    assert len(headers) == 1 and "Latency(us)" in headers[0] and "Iterations" in headers[0]
+    rows = [l.split() for l in lines if not l.startswith("#")]
+    assert [int(r[0]) for r in rows] == [0, 1, 2, 4, 8, 16, 32, 64]
+    assert all(float(r[1]) > 0 and int(r[-1]) == 10 for r in rows)
+    assert not any(l.startswith("{") for l in lines)
+
+
+def test_table_format_two_metrics_per_row(engine):
+    run = run_engine(engine, 2, ["mbw_mr", "--sizes", "1K:2K", "--iterations", "5", "--format", "table"])
+    assert run.returncode == 0, run.stderr
+    header = next(l for l in run.stdout.splitlines() if l.startswith("# Size"))
+    assert "(MB/s)" in header and "(msg/s)" in header
+    rows = [l.split() for l in run.stdout.splitlines() if not l.startswith("#")]
+    assert [int(r[0]) for r in rows] == [1024, 2048]
+
+
+# ---- validation -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "benchmark,np,inject,extra",
+    [
+        ("latency", 2, 1, ["--sizes", "1K:2K"]),
+        ("bw", 2, 0, ["--sizes", "1K:2K", "--window", "4"]),
+        ("allreduce", 4, 2, ["--sizes", "1K:2K"]),
+        ("alltoall", 4, 3, ["--sizes", "1K:2K"]),
+        ("ring", 4, 2, ["--random-rings", "2"]),
+    ],
+)
+def test_validation_catches_injected_corruption(engine, validator, benchmark, np, inject, extra):
+    base = [benchmark, "--iterations", "4", *extra]
+    clean = run_engine(engine, np, base + ["--validate"])
+    check_complete_run(clean, validator, np, benchmark)
+
+    bad = run_engine(engine, np, base + ["--inject-corruption", str(inject)])
+    assert bad.returncode == 3, bad.stderr
+    failures = [l for l in bad.stderr.splitlines() if "validation failed" in l]
+    assert len(failures) == 1, bad.stderr
+    size = 8 if benchmark == "ring" else 1024
+    assert f"benchmark {benchmark}," in failures[0]
+    assert f"size {size} bytes" in failures[0]
+    assert "rank" in failures[0]
+    records = bad.records  # whatever was printed is whole JSON
+    assert records[0]["record"] == "run" and not bad.of("end")
+
+
+# ---- bad input and failures -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["latency", "--bogus", "1"], "unknown option '--bogus'"),
+        (["latency", "--sizes", "4K:1K"], "MIN is larger than MAX"),
+        (["latency", "--window", "zero"], "--window"),
+        (["nosuch"], "unknown benchmark 'nosuch'"),
+        (["ring", "--sizes", "1K:2K"], "does not take --sizes"),
+        ([], "no benchmark given"),
+    ],
+)
+def test_bad_input_exits_2_with_one_usage_message(engine, args, message):
+    run = run_engine(engine, 4, args, timeout=60)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr.count("usage: fabricbench-mpi") == 1
+    assert run.stderr.count(message) == 1
+
+
+@pytest.mark.parametrize(
+    "np,args,message",
+    [
+        (3, ["mbw_mr", "--iterations", "2"], "mbw_mr needs an even number of ranks (got 3)"),
+        (3, ["multi_lat", "--iterations", "2"], "multi_lat needs an even number of ranks (got 3)"),
+        (1, ["latency", "--iterations", "2"], "latency needs at least 2 ranks (got 1)"),
+        (4, ["mbw_mr", "--pairs", "3"], "at most np/2 = 2 pairs"),
+    ],
+)
+def test_rank_count_requirements(engine, np, args, message):
+    run = run_engine(engine, np, args, timeout=60)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr.count(message) == 1
+
+
+def test_killed_rank_leaves_only_complete_lines(engine, validator):
+    run = run_engine(engine, 4, ["latency", "--sizes", "0:1M", "--iterations", "50", "--test-die-after", "3"])
+    assert run.returncode != 0
+    assert run.stdout.endswith("\n")
+    records = run.records  # raises if any line is cut short
+    assert records[0]["record"] == "run"
+    assert len(run.points) >= 2  # the dying rank got past point 3, so rank 0 wrote points 1 and 2
+    assert not run.of("end")
+    for rec in records:
+        validator.validate(rec)
