@@ -1,0 +1,887 @@
+/* allpairs.c - the all-pairs link health check: every ordered pair of ranks (one rank
+ * per node) measured for bandwidth and latency under the same load, then the suspicious
+ * pairs measured again alone, so that fabricbench's analysis can tell a bad node or link
+ * from a busy moment.
+ *
+ *   allpairs        exchange rounds (mpiGraph's pattern): in round d = 1 .. N-1 rank r
+ *                   sends a window to (r + d) mod N while it receives one from
+ *                   (r - d) mod N, so every node sends one stream and receives one.
+ *   allpairs_pairs  disjoint pairs: a round-robin tournament of N/2 pairs per round (N-1
+ *                   rounds; N rounds with one rank resting when N is odd); in each pair
+ *                   the lower rank sends its window first, then the higher one, so a node
+ *                   only ever does one transfer. Records say benchmark "allpairs" with
+ *                   params.mode "pairs".
+ *
+ * Bandwidth, per message size of --sizes (default 1 MiB): a window of --window
+ * non-blocking messages, acknowledged by the receiver, every round starting at a barrier.
+ * Each transfer gives two figures, like mpiGraph's Send and Recv matrices: "send" as the
+ * sender times it (posting the window to the receiver's acknowledgement: the OSU bw
+ * definition) and "recv" as the receiver times it (posting its receives to the last
+ * arrival). MB/s is decimal. In exchange round N/2 a rank's two peers coincide; that
+ * round runs its two directions one after the other, as pairs mode does. Latency: 8-byte
+ * ping-pong over the tournament of disjoint pairs, both ends initiating in turn; a
+ * measurement is the median of LAT_ROUND_TRIPS round trips timed one by one, halved.
+ *
+ * The sweep over all rounds is repeated --iterations times (default 3, spread in time so
+ * that one busy moment spoils one repetition of a pair, not all); a pair's record is the
+ * median over repetitions with the statistics over them. --warmup N (default 1) untimed
+ * windows per pair come first and set up every connection.
+ *
+ * Retest: afterwards rank 0 picks the pairs to measure again one at a time, every other
+ * rank sleeping in a barrier. Screens (deliberately more lenient than the analysis's
+ * default thresholds, so that whatever it flags has been retested): every pair of the
+ * nodes whose send or receive median (receiver-timed bandwidth) is below SCREEN_FRACTION
+ * of the global median, or whose latency median is above 1 / LAT_SCREEN_FRACTION of the
+ * global one (at most NODE_PAIR_CAP pairs); then every pair below the same screens
+ * against what its sender sends and its receiver receives elsewhere (the lower of the
+ * two medians; at most CELL_CAP pairs), and at least the --pairs K (default 4) lowest of
+ * those. Retest records carry params.retest = true and retest_reason "node" or "slowest".
+ *
+ * Records: per ordered pair and size, bandwidth "send" and "recv" (params size, src, dst,
+ * rank_src, rank_dst, src_host, dst_host, direction, mode, window), per ordered pair
+ * latency (size 8, direction "send": the src initiates and times), then per metric a
+ * matrix record (params.scope "matrix"; statistics over pairs; detail.matrix with every
+ * cell, row = src, column = dst, when N <= MAX_MATRIX_DETAIL). Host names come from
+ * MPI_Get_processor_name.
+ *
+ * Waiting: ranks spin in MPI waits as usual, unless ranks outnumber the cores of the
+ * machine they share (same kernel boot id: the lab's nodes), where they nap between tests
+ * (see wait_all); detail.waiting of the matrix records says which. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buffers.h"
+#include "check.h"
+#include "fabricbench.h"
+#include "output.h"
+#include "stats.h"
+#include "timing.h"
+
+#define LAT_BYTES 8
+#define LAT_ROUND_TRIPS 16
+#define LAT_WARMUP 2
+#define DEFAULT_REPETITIONS 3
+#define MAX_REPETITIONS 1000
+#define DEFAULT_WARMUP 1
+#define DEFAULT_RETESTS 4
+#define SCREEN_FRACTION 0.85
+#define LAT_SCREEN_FRACTION 0.6
+#define NODE_PAIR_CAP 64
+#define CELL_CAP 64
+#define MAX_MATRIX_DETAIL 64
+#define ACK_BYTES 4
+#define HOST_MAX MPI_MAX_PROCESSOR_NAME
+#define BOOT_ID_MAX MPI_MAX_PROCESSOR_NAME
+#define POLITE_SPIN_S 20e-6
+#define POLITE_NAP_NS 20000
+
+enum { TAG_DATA = 41, TAG_ACK, TAG_PING, TAG_PONG, TAG_RESULT };
+enum mode { EXCHANGE, PAIRS };
+enum { WHY_SWEEP, WHY_NODE, WHY_SLOW };
+
+typedef struct {
+    fb_ctx *ctx;
+    enum mode mode;
+    int np, me, reps, window, warmup;
+    int polite;         /* ranks outnumber the cores they share: wait by napping, not spinning */
+    long long size;     /* bandwidth message size being measured */
+    fb_buf sbuf, rbuf;
+    MPI_Request *reqs;  /* window receives, window sends, ack receive, ack send */
+    char ack_s[ACK_BYTES], ack_r[ACK_BYTES];
+    char lat_s[LAT_BYTES], lat_r[LAT_BYTES];
+    double *rtt;        /* LAT_ROUND_TRIPS round-trip times */
+    char *hosts;        /* rank 0: processor name of every rank, HOST_MAX bytes each */
+    /* This rank's samples by peer, [peer * reps + rep]: send-side and latency of me -> peer,
+     * receive-side of peer -> me. */
+    double *send_bw, *recv_bw, *lat;
+    /* Rank 0: medians by ordered pair, [src * np + dst]; NAN where not measured. */
+    double *med_send, *med_recv, *med_lat;
+} ap_state;
+
+static const char *mode_name(const ap_state *s) { return s->mode == EXCHANGE ? "exchange" : "pairs"; }
+
+static const char *host_of(const ap_state *s, int rank) { return s->hosts + (size_t)rank * HOST_MAX; }
+
+/* ---- waiting ---------------------------------------------------------------------------- */
+
+/* Completes n requests. Spinning is right with a core per rank (a real cluster); when
+ * ranks outnumber the cores they share (the lab: every node on this machine's cores),
+ * spinners starve the very ranks whose data they wait for, and a receiver that is not
+ * scheduled for a time slice stalls its sender's TCP stream and shows up as a slow
+ * link. Then a wait spins POLITE_SPIN_S and naps between tests after that. */
+static void wait_all(const ap_state *s, int n, MPI_Request *reqs)
+{
+    if (!s->polite) {
+        MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        return;
+    }
+    int done = 0;
+    double t0 = MPI_Wtime();
+    MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    while (!done) {
+        if (MPI_Wtime() - t0 > POLITE_SPIN_S) {
+            struct timespec pause = {0, POLITE_NAP_NS};
+            nanosleep(&pause, NULL);
+        }
+        MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    }
+}
+
+static void barrier(const ap_state *s)
+{
+    if (s->polite)
+        fb_quiet_barrier();
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Ranks on one kernel (same boot id; lab nodes differ in host name only) against its cores. */
+static int ranks_outnumber_cores(const ap_state *s)
+{
+    char id[BOOT_ID_MAX];
+    memset(id, 0, sizeof id);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, sizeof id, f))
+        MPI_Get_processor_name(id, &(int){0});
+    if (f)
+        fclose(f);
+    id[BOOT_ID_MAX - 1] = '\0';
+    char *all = fb_malloc((size_t)s->np * BOOT_ID_MAX);
+    MPI_Allgather(id, BOOT_ID_MAX, MPI_CHAR, all, BOOT_ID_MAX, MPI_CHAR, MPI_COMM_WORLD);
+    int sharing = 0;
+    for (int r = 0; r < s->np; r++)
+        sharing += memcmp(all + (size_t)r * BOOT_ID_MAX, id, BOOT_ID_MAX) == 0;
+    free(all);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int mine = cores > 0 && sharing > cores, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+/* ---- schedules ------------------------------------------------------------------------ */
+
+/* Rounds of the circle method over np rounded up to even. */
+static int tournament_rounds(int np) { return np % 2 ? np : np - 1; }
+
+/* r's partner in round t of the circle method over m = np rounded up to even: rank m - 1
+ * stays put while the others rotate. -1 when r rests (its partner is the extra rank). */
+static int tournament_partner(int r, int t, int np)
+{
+    int m = np + np % 2, k = m - 1, p;
+    if (r == k)
+        p = t;
+    else if (r == t)
+        p = k;
+    else
+        p = ((2 * t - r) % k + k) % k;
+    return p >= np ? -1 : p;
+}
+
+static int sweep_rounds(const ap_state *s) { return s->mode == EXCHANGE ? s->np - 1 : tournament_rounds(s->np); }
+
+/* Whom this rank sends to and receives from in bandwidth round `round` (-1: nobody). */
+static void round_peers(const ap_state *s, int round, int *to, int *from)
+{
+    if (s->mode == EXCHANGE) {
+        int d = round + 1;
+        *to = (s->me + d) % s->np;
+        *from = (s->me - d + s->np) % s->np;
+    } else {
+        *to = *from = tournament_partner(s->me, round, s->np);
+    }
+}
+
+/* ---- measurements ----------------------------------------------------------------------- */
+
+/* One window: this rank sends --window messages to `to` and receives as many from `from`
+ * at the same time (either may be -1); each receiver acknowledges its window. Rates in
+ * MB/s: *send_rate as the sender times it, *recv_rate as the receiver does. */
+static void window_transfer(ap_state *s, int to, int from, long long iter, double *send_rate, double *recv_rate)
+{
+    fb_ctx *ctx = s->ctx;
+    const int w = s->window, size = (int)s->size;
+    MPI_Request *rq = s->reqs, *sq = s->reqs + w, *ack_in = s->reqs + 2 * w, *ack_out = s->reqs + 2 * w + 1;
+    char *sb = fb_buf_at(&s->sbuf, iter), *rb = fb_buf_at(&s->rbuf, iter);
+    if (to >= 0 && ctx->opt.validate)
+        fb_fill(ctx, sb, (size_t)size, iter, s->me);
+
+    double t0 = MPI_Wtime(), t_last = t0, t_ack = t0;
+    if (to >= 0)
+        MPI_Irecv(s->ack_r, ACK_BYTES, MPI_CHAR, to, TAG_ACK, MPI_COMM_WORLD, ack_in);
+    if (from >= 0)
+        for (int i = 0; i < w; i++)
+            MPI_Irecv(rb, size, MPI_CHAR, from, TAG_DATA, MPI_COMM_WORLD, &rq[i]);
+    if (to >= 0)
+        for (int i = 0; i < w; i++)
+            MPI_Isend(sb, size, MPI_CHAR, to, TAG_DATA, MPI_COMM_WORLD, &sq[i]);
+    if (from >= 0) {
+        wait_all(s, w, rq);
+        t_last = MPI_Wtime();
+        MPI_Isend(s->ack_s, ACK_BYTES, MPI_CHAR, from, TAG_ACK, MPI_COMM_WORLD, ack_out);
+    }
+    if (to >= 0) {
+        wait_all(s, w, sq);
+        wait_all(s, 1, ack_in);
+        t_ack = MPI_Wtime();
+    }
+    if (from >= 0) {
+        wait_all(s, 1, ack_out);
+        if (ctx->opt.validate)
+            fb_verify(ctx, rb, (size_t)size, iter, from, from);
+    }
+
+    const double bytes = (double)w * (double)size;
+    if (send_rate)
+        *send_rate = to >= 0 && t_ack > t0 ? bytes / (t_ack - t0) / 1e6 : NAN;
+    if (recv_rate)
+        *recv_rate = from >= 0 && t_last > t0 ? bytes / (t_last - t0) / 1e6 : NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the finite values of x[0..n-1] (reorders x); NAN when there are none. */
+static double median_of(double *x, long long n)
+{
+    long long k = 0;
+    for (long long i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            x[k++] = x[i];
+    if (k == 0)
+        return NAN;
+    qsort(x, (size_t)k, sizeof *x, cmp_double);
+    return k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2]);
+}
+
+/* Round trips of 8 bytes with peer; the initiator returns the median one-way time in us. */
+static double pingpong(ap_state *s, int peer, int initiator, int warmup)
+{
+    MPI_Request req[2];
+    for (int i = 0; i < warmup + LAT_ROUND_TRIPS; i++) {
+        double t0 = MPI_Wtime();
+        if (initiator) {
+            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, TAG_PONG, MPI_COMM_WORLD, &req[0]);
+            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, TAG_PING, MPI_COMM_WORLD, &req[1]);
+            wait_all(s, 2, req);
+            if (i >= warmup)
+                s->rtt[i - warmup] = MPI_Wtime() - t0;
+        } else {
+            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, TAG_PING, MPI_COMM_WORLD, &req[0]);
+            wait_all(s, 1, &req[0]);
+            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, TAG_PONG, MPI_COMM_WORLD, &req[1]);
+            wait_all(s, 1, &req[1]);
+        }
+    }
+    return initiator ? median_of(s->rtt, LAT_ROUND_TRIPS) * 1e6 / 2.0 : NAN;
+}
+
+/* Both directions of a latency pair: the lower rank initiates first, then the higher. */
+static void latency_pair(ap_state *s, int peer, int warmup, double *mine)
+{
+    int first = s->me < peer;
+    if (first)
+        *mine = pingpong(s, peer, 1, warmup);
+    (void)pingpong(s, peer, 0, warmup);
+    if (!first)
+        *mine = pingpong(s, peer, 1, warmup);
+}
+
+/* One bandwidth round of a sweep; rep < 0 is a warm-up (nothing kept). */
+static void bandwidth_round(ap_state *s, int round, int rep)
+{
+    int to, from;
+    double sent = NAN, received = NAN;
+    long long iter = rep < 0 ? rep : rep + 1;
+    round_peers(s, round, &to, &from);
+    barrier(s);
+    if (s->mode == EXCHANGE && to != from) {
+        window_transfer(s, to, from, iter, &sent, &received);
+    } else if (to >= 0) {
+        /* The lower rank's window first, then the higher rank's: one transfer at a time. In
+         * exchange round N/2 a rank's two peers are one and the same, and both directions
+         * at once would share a connection (over TCP the control messages of one direction
+         * queue behind the other's data, which halves both): that round goes this way too. */
+        if (s->me < to) {
+            window_transfer(s, to, -1, iter, &sent, NULL);
+            window_transfer(s, -1, from, iter, NULL, &received);
+        } else {
+            window_transfer(s, -1, from, iter, NULL, &received);
+            window_transfer(s, to, -1, iter, &sent, NULL);
+        }
+    }
+    if (rep >= 0) {
+        if (to >= 0)
+            s->send_bw[(size_t)to * s->reps + rep] = sent;
+        if (from >= 0)
+            s->recv_bw[(size_t)from * s->reps + rep] = received;
+    }
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+typedef struct {
+    fb_point pt;
+    char label[64];
+} ap_point;
+
+static void pair_params(const ap_state *s, fb_json *params, int src, int dst, const char *direction)
+{
+    fb_json_int(params, "src", src);
+    fb_json_int(params, "dst", dst);
+    fb_json_int(params, "rank_src", src);
+    fb_json_int(params, "rank_dst", dst);
+    fb_json_str(params, "src_host", host_of(s, src));
+    fb_json_str(params, "dst_host", host_of(s, dst));
+    fb_json_str(params, "direction", direction);
+    fb_json_str(params, "mode", mode_name(s));
+}
+
+/* A pair's record from its samples (rank 0). */
+static void pair_point(ap_state *s, ap_point *ap, int bandwidth, int src, int dst, const char *direction,
+                       const double *samples, int round, int why)
+{
+    fb_point *pt = &ap->pt;
+    int n = s->reps;
+    double *kept = fb_malloc((size_t)n * sizeof *kept);
+    long long k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(samples[i]))
+            kept[k++] = samples[i];
+    fb_point_init(pt, bandwidth ? "bandwidth" : "latency", bandwidth ? "MB/s" : "us", bandwidth ? s->size : LAT_BYTES);
+    if (k)
+        fb_stats_compute(&pt->st, kept, k);
+    else
+        pt->st.n = 1; /* no usable sample (a clock that did not move): all zero, flagged below */
+    pt->value = k ? pt->st.median : 0.0;
+    pt->iterations = bandwidth ? (long long)n * s->window : (long long)n * LAT_ROUND_TRIPS;
+    pair_params(s, &pt->params, src, dst, direction);
+    if (bandwidth)
+        fb_json_int(&pt->params, "window", s->window);
+    if (why != WHY_SWEEP) {
+        fb_json_bool(&pt->params, "retest", 1);
+        fb_json_str(&pt->params, "retest_reason", why == WHY_NODE ? "node" : "slowest");
+    }
+    fb_json_open_array(&pt->detail, "samples");
+    for (int i = 0; i < n; i++)
+        fb_json_num(&pt->detail, NULL, samples[i]);
+    fb_json_close_array(&pt->detail);
+    if (!k)
+        fb_json_bool(&pt->detail, "no_valid_sample", 1);
+    if (round >= 0)
+        fb_json_int(&pt->detail, "round", round + 1);
+    if (bandwidth)
+        fb_json_str(&pt->detail, "timed_by", strcmp(direction, "send") == 0
+                                                 ? "sender: posting the window to the receiver's acknowledgement"
+                                                 : "receiver: posting its receives to the last arrival");
+    else
+        fb_json_str(&pt->detail, "timed_by", "src: median of 16 round trips, halved");
+    snprintf(ap->label, sizeof ap->label, "%d->%d %s%s", src, dst, bandwidth ? direction : "lat",
+             why != WHY_SWEEP ? " retest" : "");
+    pt->series_name = "Pair";
+    pt->series = ap->label;
+    free(kept);
+}
+
+/* Collective: every rank calls it with the same n; pts is read on rank 0 only. */
+static void emit_points(ap_state *s, ap_point *pts, int n)
+{
+    static ap_point dummy;
+    for (int i = 0; i < n; i++) {
+        fb_emit(s->ctx, s->me == 0 ? &pts[i].pt : &dummy.pt, 1);
+        if (s->me == 0)
+            fb_point_free(&pts[i].pt);
+    }
+}
+
+/* After the last repetition of a bandwidth round: gather every rank's samples on rank 0,
+ * emit a send and a receive record per transfer, keep the medians. */
+static void emit_bandwidth_round(ap_state *s, int round)
+{
+    const int np = s->np, reps = s->reps, stride = 2 + 2 * reps;
+    int to, from;
+    round_peers(s, round, &to, &from);
+    double *mine = fb_malloc((size_t)stride * sizeof *mine);
+    mine[0] = to;
+    mine[1 + reps] = from;
+    for (int i = 0; i < reps; i++) {
+        mine[1 + i] = to >= 0 ? s->send_bw[(size_t)to * reps + i] : NAN;
+        mine[2 + reps + i] = from >= 0 ? s->recv_bw[(size_t)from * reps + i] : NAN;
+    }
+    double *all = s->me == 0 ? fb_malloc((size_t)np * stride * sizeof *all) : NULL;
+    MPI_Gather(mine, stride, MPI_DOUBLE, all, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+    /* Every rank knows how many transfers the round had: one per sending rank. */
+    int senders = 0;
+    for (int r = 0; r < np; r++) {
+        int t = s->mode == EXCHANGE ? 1 : tournament_partner(r, round, np) >= 0;
+        senders += t;
+    }
+    ap_point *pts = s->me == 0 ? fb_calloc((size_t)2 * senders, sizeof *pts) : NULL;
+    if (s->me == 0) {
+        int k = 0;
+        double *tmp = fb_malloc((size_t)reps * sizeof *tmp);
+        for (int src = 0; src < np; src++) {
+            const double *row = all + (size_t)src * stride;
+            int dst = (int)row[0];
+            if (dst < 0)
+                continue;
+            const double *peer = all + (size_t)dst * stride;
+            const double *recv = peer + 2 + reps; /* dst received from peer[1 + reps] == src */
+            pair_point(s, &pts[k++], 1, src, dst, "send", row + 1, round, WHY_SWEEP);
+            pair_point(s, &pts[k++], 1, src, dst, "recv", recv, round, WHY_SWEEP);
+            memcpy(tmp, row + 1, (size_t)reps * sizeof *tmp);
+            s->med_send[(size_t)src * np + dst] = median_of(tmp, reps);
+            memcpy(tmp, recv, (size_t)reps * sizeof *tmp);
+            s->med_recv[(size_t)src * np + dst] = median_of(tmp, reps);
+        }
+        free(tmp);
+    }
+    emit_points(s, pts, 2 * senders);
+    free(pts);
+    free(all);
+    free(mine);
+}
+
+static void emit_latency_round(ap_state *s, int round)
+{
+    const int np = s->np, reps = s->reps, stride = 1 + reps;
+    int peer = tournament_partner(s->me, round, np);
+    double *mine = fb_malloc((size_t)stride * sizeof *mine);
+    mine[0] = peer;
+    for (int i = 0; i < reps; i++)
+        mine[1 + i] = peer >= 0 ? s->lat[(size_t)peer * reps + i] : NAN;
+    double *all = s->me == 0 ? fb_malloc((size_t)np * stride * sizeof *all) : NULL;
+    MPI_Gather(mine, stride, MPI_DOUBLE, all, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int active = 0;
+    for (int r = 0; r < np; r++)
+        active += tournament_partner(r, round, np) >= 0;
+    ap_point *pts = s->me == 0 ? fb_calloc((size_t)active, sizeof *pts) : NULL;
+    if (s->me == 0) {
+        int k = 0;
+        double *tmp = fb_malloc((size_t)reps * sizeof *tmp);
+        for (int src = 0; src < np; src++) {
+            const double *row = all + (size_t)src * stride;
+            int dst = (int)row[0];
+            if (dst < 0)
+                continue;
+            pair_point(s, &pts[k++], 0, src, dst, "send", row + 1, round, WHY_SWEEP);
+            memcpy(tmp, row + 1, (size_t)reps * sizeof *tmp);
+            s->med_lat[(size_t)src * np + dst] = median_of(tmp, reps);
+        }
+        free(tmp);
+    }
+    emit_points(s, pts, active);
+    free(pts);
+    free(all);
+    free(mine);
+}
+
+/* Rank 0: one record of the whole matrix (row = src, column = dst), statistics over pairs. */
+static void matrix_point(ap_state *s, ap_point *ap, const double *m, int bandwidth, const char *direction)
+{
+    const int np = s->np;
+    fb_point *pt = &ap->pt;
+    double *vals = fb_malloc((size_t)np * np * sizeof *vals);
+    long long n = 0, worst = -1, best = -1;
+    for (long long i = 0; i < (long long)np * np; i++) {
+        if (!isfinite(m[i]))
+            continue;
+        vals[n++] = m[i];
+        int lower_is_better = !bandwidth;
+        if (worst < 0 || (lower_is_better ? m[i] > m[worst] : m[i] < m[worst]))
+            worst = i;
+        if (best < 0 || (lower_is_better ? m[i] < m[best] : m[i] > m[best]))
+            best = i;
+    }
+    fb_point_init(pt, bandwidth ? "bandwidth" : "latency", bandwidth ? "MB/s" : "us", bandwidth ? s->size : LAT_BYTES);
+    if (n)
+        fb_stats_compute(&pt->st, vals, n);
+    else
+        pt->st.n = 1;
+    pt->value = n ? pt->st.median : 0.0;
+    fb_json_str(&pt->params, "scope", "matrix");
+    fb_json_str(&pt->params, "direction", direction);
+    fb_json_str(&pt->params, "mode", mode_name(s));
+    if (bandwidth)
+        fb_json_int(&pt->params, "window", s->window);
+    fb_json_str(&pt->detail, "stats_over", "ordered pairs (each pair's median over repetitions)");
+    fb_json_int(&pt->detail, "repetitions", s->reps);
+    fb_json_str(&pt->detail, "waiting", s->polite ? "polite: ranks outnumber the cores they share" : "spin");
+    const char *names[2] = {"worst_pair", "best_pair"};
+    long long which[2] = {worst, best};
+    for (int w = 0; w < 2 && n; w++) {
+        fb_json_open(&pt->detail, names[w]);
+        fb_json_int(&pt->detail, "src", which[w] / np);
+        fb_json_int(&pt->detail, "dst", which[w] % np);
+        fb_json_num(&pt->detail, "value", m[which[w]]);
+        fb_json_close(&pt->detail);
+    }
+    fb_json_open_array(&pt->detail, "hosts");
+    for (int r = 0; r < np; r++)
+        fb_json_str(&pt->detail, NULL, host_of(s, r));
+    fb_json_close_array(&pt->detail);
+    if (np <= MAX_MATRIX_DETAIL) {
+        fb_json_open_array(&pt->detail, "matrix");
+        for (int i = 0; i < np; i++) {
+            fb_json_open_array(&pt->detail, NULL);
+            for (int j = 0; j < np; j++)
+                fb_json_num(&pt->detail, NULL, m[(size_t)i * np + j]); /* NAN (diagonal) -> null */
+            fb_json_close_array(&pt->detail);
+        }
+        fb_json_close_array(&pt->detail);
+    }
+    snprintf(ap->label, sizeof ap->label, "matrix %s", bandwidth ? direction : "lat");
+    pt->series_name = "Pair";
+    pt->series = ap->label;
+    free(vals);
+}
+
+static void emit_matrix(ap_state *s, int bandwidth)
+{
+    int n = bandwidth ? 2 : 1;
+    ap_point pts[2];
+    if (s->me == 0) {
+        if (bandwidth) {
+            matrix_point(s, &pts[0], s->med_send, 1, "send");
+            matrix_point(s, &pts[1], s->med_recv, 1, "recv");
+        } else {
+            matrix_point(s, &pts[0], s->med_lat, 0, "send");
+        }
+    }
+    emit_points(s, pts, n);
+}
+
+/* ---- retest ----------------------------------------------------------------------------- */
+
+typedef struct {
+    int src, dst, why;
+} ap_pair;
+
+/* Medians of the rows (sending side) and columns (receiving side) of an np x np matrix. */
+static void row_col_medians(const double *m, int np, double *rows, double *cols)
+{
+    double *tmp = fb_malloc((size_t)np * sizeof *tmp);
+    for (int i = 0; i < np; i++) {
+        for (int j = 0; j < np; j++)
+            tmp[j] = m[(size_t)i * np + j];
+        rows[i] = median_of(tmp, np);
+        for (int j = 0; j < np; j++)
+            tmp[j] = m[(size_t)j * np + i];
+        cols[i] = median_of(tmp, np);
+    }
+    free(tmp);
+}
+
+static double matrix_median(const double *m, int np)
+{
+    double *all = fb_malloc((size_t)np * np * sizeof *all);
+    memcpy(all, m, (size_t)np * np * sizeof *all);
+    double g = median_of(all, (long long)np * np);
+    free(all);
+    return g;
+}
+
+static int listed(const ap_pair *list, int n, int src, int dst)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i].src == src && list[i].dst == dst)
+            return 1;
+    return 0;
+}
+
+/* Rank 0: the pairs to measure again alone (see the header). Returns the count. */
+static int choose_retests(ap_state *s, ap_pair **out)
+{
+    const int np = s->np;
+    const size_t cells = (size_t)np * np;
+    int want = s->ctx->opt.pairs ? s->ctx->opt.pairs : DEFAULT_RETESTS;
+    long long total = (long long)np * (np - 1);
+    if (want > total)
+        want = (int)total;
+    int cell_cap = want > CELL_CAP ? want : CELL_CAP;
+    /* Latency as a speed (1 / latency), so that one rule serves both: lower is worse. */
+    const double *bw = s->med_recv;
+    double *lspeed = fb_malloc(cells * sizeof *lspeed);
+    for (size_t c = 0; c < cells; c++)
+        lspeed[c] = 1.0 / s->med_lat[c];
+    double *rows = fb_malloc((size_t)np * sizeof *rows), *cols = fb_malloc((size_t)np * sizeof *cols);
+    double *lrows = fb_malloc((size_t)np * sizeof *lrows), *lcols = fb_malloc((size_t)np * sizeof *lcols);
+    row_col_medians(bw, np, rows, cols);
+    row_col_medians(lspeed, np, lrows, lcols);
+    double g = matrix_median(bw, np), lg = matrix_median(lspeed, np);
+    ap_pair *list = fb_malloc((size_t)(NODE_PAIR_CAP + cell_cap) * sizeof *list);
+    int n = 0;
+
+    /* Screened nodes, the worst first: their sending side, receiving side, or both. A
+     * score below 1 is below the screen. */
+    double *score = fb_malloc((size_t)np * sizeof *score);
+    int *side = fb_calloc((size_t)np, sizeof *side); /* 1 send, 2 receive */
+    for (int i = 0; i < np; i++) {
+        double out_bw = rows[i] / g / SCREEN_FRACTION, in_bw = cols[i] / g / SCREEN_FRACTION;
+        double out_lat = lrows[i] / lg / LAT_SCREEN_FRACTION, in_lat = lcols[i] / lg / LAT_SCREEN_FRACTION;
+        side[i] = (out_bw < 1.0 || out_lat < 1.0 ? 1 : 0) | (in_bw < 1.0 || in_lat < 1.0 ? 2 : 0);
+        score[i] = fmin(fmin(out_bw, in_bw), fmin(out_lat, in_lat));
+        if (!isfinite(score[i]))
+            score[i] = 2.0;
+    }
+    for (;;) {
+        int worst = -1;
+        for (int i = 0; i < np; i++)
+            if (score[i] < 1.0 && (worst < 0 || score[i] < score[worst]))
+                worst = i;
+        if (worst < 0)
+            break;
+        score[worst] = 2.0;
+        for (int j = 0; j < np && n < NODE_PAIR_CAP; j++) {
+            if (j == worst)
+                continue;
+            if ((side[worst] & 1) && !listed(list, n, worst, j))
+                list[n++] = (ap_pair){worst, j, WHY_NODE};
+            if ((side[worst] & 2) && n < NODE_PAIR_CAP && !listed(list, n, j, worst))
+                list[n++] = (ap_pair){j, worst, WHY_NODE};
+        }
+    }
+
+    /* Cells against what their sender sends and their receiver receives elsewhere: every
+     * one below the screen (at most cell_cap), and at least the `want` lowest. The lowest
+     * cell_cap + n scores are collected in one pass (kept sorted), then filtered. */
+    int room = cell_cap + n, kept = 0;
+    ap_pair *cand = fb_malloc((size_t)room * sizeof *cand);
+    double *ratio = fb_malloc((size_t)room * sizeof *ratio);
+    for (int i = 0; i < np; i++)
+        for (int j = 0; j < np; j++) {
+            size_t c = (size_t)i * np + j;
+            double q_bw = bw[c] / fmin(rows[i], cols[j]) / SCREEN_FRACTION;
+            double q_lat = lspeed[c] / fmin(lrows[i], lcols[j]) / LAT_SCREEN_FRACTION;
+            double q = fmin(isfinite(q_bw) ? q_bw : INFINITY, isfinite(q_lat) ? q_lat : INFINITY);
+            if (i == j || !isfinite(q) || (kept == room && q >= ratio[kept - 1]))
+                continue;
+            int at = kept < room ? kept++ : kept - 1;
+            while (at > 0 && ratio[at - 1] > q) {
+                ratio[at] = ratio[at - 1];
+                cand[at] = cand[at - 1];
+                at--;
+            }
+            ratio[at] = q;
+            cand[at] = (ap_pair){i, j, WHY_SLOW};
+        }
+    for (int c = 0, added = 0; c < kept && added < cell_cap && (added < want || ratio[c] < 1.0); c++)
+        if (!listed(list, n, cand[c].src, cand[c].dst)) {
+            list[n++] = cand[c];
+            added++;
+        }
+    free(cand);
+    free(ratio);
+    free(score);
+    free(side);
+    free(rows);
+    free(cols);
+    free(lrows);
+    free(lcols);
+    free(lspeed);
+    *out = list;
+    return n;
+}
+
+/* Measures one pair alone: bandwidth src -> dst and latency initiated by src, --iterations
+ * repetitions each; every other rank sleeps in the barrier of the next pair. */
+static void retest_pair(ap_state *s, const ap_pair *p)
+{
+    const int reps = s->reps, me = s->me;
+    double *res = fb_malloc((size_t)3 * reps * sizeof *res); /* send bw, recv bw, latency */
+    for (int i = 0; i < 3 * reps; i++)
+        res[i] = NAN;
+    fb_quiet_barrier();
+    if (me == p->src || me == p->dst) {
+        int sender = me == p->src, peer = sender ? p->dst : p->src;
+        for (int w = 0; w < s->warmup; w++)
+            window_transfer(s, sender ? peer : -1, sender ? -1 : peer, -1 - w, NULL, NULL);
+        for (int r = 0; r < reps; r++)
+            window_transfer(s, sender ? peer : -1, sender ? -1 : peer, r + 1, sender ? &res[r] : NULL,
+                            sender ? NULL : &res[reps + r]);
+        for (int r = 0; r < reps; r++) {
+            double v = pingpong(s, peer, sender, r == 0 ? LAT_WARMUP : 0);
+            if (sender)
+                res[2 * reps + r] = v;
+        }
+        if (me != 0) {
+            if (sender)
+                MPI_Send(res, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            else
+                MPI_Send(res + reps, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+            if (sender)
+                MPI_Send(res + 2 * reps, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+        }
+    }
+    ap_point pts[3];
+    if (me == 0) {
+        if (p->src != 0) {
+            fb_quiet_probe(p->src, TAG_RESULT);
+            MPI_Recv(res, reps, MPI_DOUBLE, p->src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(res + 2 * reps, reps, MPI_DOUBLE, p->src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        if (p->dst != 0) {
+            fb_quiet_probe(p->dst, TAG_RESULT);
+            MPI_Recv(res + reps, reps, MPI_DOUBLE, p->dst, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        pair_point(s, &pts[0], 1, p->src, p->dst, "send", res, -1, p->why);
+        pair_point(s, &pts[1], 1, p->src, p->dst, "recv", res + reps, -1, p->why);
+        pair_point(s, &pts[2], 0, p->src, p->dst, "send", res + 2 * reps, -1, p->why);
+    }
+    /* The others wait here asleep: with --validate, emitting is a collective that would spin. */
+    if (s->ctx->opt.validate)
+        fb_quiet_barrier();
+    emit_points(s, pts, 3);
+    free(res);
+}
+
+static void retest(ap_state *s)
+{
+    ap_pair *list = NULL;
+    int n = 0;
+    if (s->me == 0)
+        n = choose_retests(s, &list);
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int *flat = fb_malloc((size_t)(3 * n + 1) * sizeof *flat);
+    if (s->me == 0)
+        for (int i = 0; i < n; i++) {
+            flat[3 * i] = list[i].src;
+            flat[3 * i + 1] = list[i].dst;
+            flat[3 * i + 2] = list[i].why;
+        }
+    MPI_Bcast(flat, 3 * n, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        ap_pair p = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+        retest_pair(s, &p);
+    }
+    fb_quiet_barrier();
+    free(flat);
+    free(list);
+}
+
+/* ---- the benchmark ------------------------------------------------------------------------ */
+
+static void gather_hosts(ap_state *s)
+{
+    char name[HOST_MAX];
+    int len = 0;
+    memset(name, 0, sizeof name);
+    MPI_Get_processor_name(name, &len);
+    name[HOST_MAX - 1] = '\0';
+    s->hosts = s->me == 0 ? fb_calloc((size_t)s->np, HOST_MAX) : NULL;
+    MPI_Gather(name, HOST_MAX, MPI_CHAR, s->hosts, HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+static void fill_nan(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = NAN;
+}
+
+static void run_allpairs(fb_ctx *ctx, enum mode mode)
+{
+    ap_state s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.mode = mode;
+    s.np = ctx->np;
+    s.me = ctx->rank;
+    s.window = ctx->opt.window;
+    s.reps = ctx->opt.iterations ? (int)(ctx->opt.iterations < MAX_REPETITIONS ? ctx->opt.iterations : MAX_REPETITIONS)
+                                 : DEFAULT_REPETITIONS;
+    s.warmup = ctx->opt.warmup >= 0 ? ctx->opt.warmup : DEFAULT_WARMUP;
+    long long biggest = 0;
+    for (int i = 0; i < ctx->nsizes; i++)
+        if (ctx->sizes[i] > biggest)
+            biggest = ctx->sizes[i];
+    fb_buf_alloc(&s.sbuf, (size_t)biggest, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    fb_buf_alloc(&s.rbuf, (size_t)biggest, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    s.reqs = fb_malloc(((size_t)2 * s.window + 2) * sizeof *s.reqs);
+    s.rtt = fb_malloc(LAT_ROUND_TRIPS * sizeof *s.rtt);
+    memset(s.ack_s, 0, sizeof s.ack_s);
+    memset(s.lat_s, 0, sizeof s.lat_s);
+    size_t per_peer = (size_t)s.np * s.reps;
+    s.send_bw = fb_malloc(per_peer * sizeof(double));
+    s.recv_bw = fb_malloc(per_peer * sizeof(double));
+    s.lat = fb_malloc(per_peer * sizeof(double));
+    fill_nan(s.lat, per_peer);
+    if (s.me == 0) {
+        size_t cells = (size_t)s.np * s.np;
+        s.med_send = fb_malloc(cells * sizeof(double));
+        s.med_recv = fb_malloc(cells * sizeof(double));
+        s.med_lat = fb_malloc(cells * sizeof(double));
+        fill_nan(s.med_lat, cells);
+    }
+    gather_hosts(&s);
+    s.polite = ranks_outnumber_cores(&s);
+
+    /* Latency first: tournament rounds, every repetition, the lower rank of a pair first. */
+    const int lrounds = tournament_rounds(s.np);
+    for (int rep = 0; rep < s.reps; rep++)
+        for (int t = 0; t < lrounds; t++) {
+            int peer = tournament_partner(s.me, t, s.np);
+            barrier(&s);
+            if (peer >= 0)
+                latency_pair(&s, peer, rep == 0 ? LAT_WARMUP : 0, &s.lat[(size_t)peer * s.reps + rep]);
+            if (rep == s.reps - 1)
+                emit_latency_round(&s, t);
+        }
+    emit_matrix(&s, 0);
+
+    const int rounds = sweep_rounds(&s);
+    for (int k = 0; k < ctx->nsizes; k++) {
+        s.size = ctx->sizes[k];
+        ctx->check.size = s.size;
+        fb_buf_use(&s.sbuf, (size_t)s.size);
+        fb_buf_use(&s.rbuf, (size_t)s.size);
+        fill_nan(s.send_bw, per_peer);
+        fill_nan(s.recv_bw, per_peer);
+        if (s.me == 0) {
+            fill_nan(s.med_send, (size_t)s.np * s.np);
+            fill_nan(s.med_recv, (size_t)s.np * s.np);
+        }
+        for (int w = 0; w < s.warmup; w++)
+            for (int r = 0; r < rounds; r++)
+                bandwidth_round(&s, r, -1 - w);
+        for (int rep = 0; rep < s.reps; rep++)
+            for (int r = 0; r < rounds; r++) {
+                bandwidth_round(&s, r, rep);
+                if (rep == s.reps - 1)
+                    emit_bandwidth_round(&s, r);
+            }
+        emit_matrix(&s, 1);
+        retest(&s);
+    }
+
+    fb_buf_free(&s.sbuf);
+    fb_buf_free(&s.rbuf);
+    free(s.reqs);
+    free(s.rtt);
+    free(s.send_bw);
+    free(s.recv_bw);
+    free(s.lat);
+    free(s.med_send);
+    free(s.med_recv);
+    free(s.med_lat);
+    free(s.hosts);
+}
+
+void fb_run_allpairs(fb_ctx *ctx) { run_allpairs(ctx, EXCHANGE); }
+
+/* Pairs mode writes its records under the benchmark name "allpairs" (params.mode says
+ * which pattern), so stored all-pairs results look the same whichever way they were taken. */
+void fb_run_allpairs_pairs(fb_ctx *ctx)
+{
+    static fb_bench as_allpairs;
+    as_allpairs = *ctx->bench;
+    as_allpairs.name = "allpairs";
+    ctx->bench = &as_allpairs;
+    run_allpairs(ctx, PAIRS);
+}

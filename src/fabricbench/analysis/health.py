@@ -1,0 +1,636 @@
+"""All-pairs link health: find the bad nodes, bad links and asymmetric pairs in N x N matrices.
+
+Pure functions on numpy matrices; nothing here prints, launches or reads a database
+(``analysis.health_data`` turns stored measurements into matrices). A matrix has one row
+per sending node and one column per receiving node, NaN where nothing was measured (always
+on the diagonal). Bandwidth is analysed as it is (higher is better); latency as its
+inverse, a "speed", so one set of rules serves both and every ratio below 1 is worse.
+
+The rules (thresholds are parameters, defaults in ``Thresholds``):
+
+- Robust scale. ``g`` is the median of all cells; a node's send side is the median of its
+  row, its receive side the median of its column. Noise is estimated with the median
+  absolute deviation (MAD x 1.4826, on logarithms, so it is relative): of the node
+  medians for nodes, of the cell residuals (below) for cells.
+- Bad node: a side whose median is below ``threshold`` x g (bandwidth; for latency:
+  ``latency_threshold``, i.e. latency above g / 0.5 = 2 x by default) *and* more than
+  ``z`` robust standard deviations below it. A median below the threshold means most of
+  the node's links are slow: the node (its NIC, cable or port), not one path. Send and
+  receive sides are told apart.
+- Bad link: a cell's expectation is what its sender sends and its receiver receives
+  elsewhere, ``min(row median of i, column median of j)`` (a transfer is bounded by the
+  slower end), so a bad node explains its own links and only what is worse remains. A
+  cell below ``threshold`` x its expectation and ``z`` robust standard deviations below
+  is slow. Slow in both directions of a pair: a bad link (or path); slow in one direction
+  only: an asymmetric pair. A pair whose directions differ by more than ``asymmetry``
+  (the slower below that share of the faster, relative to expectations) and by ``z``
+  robust standard deviations, without either being slow, is asymmetric too.
+- Retest (optional matrices of the pairs measured again alone): a finding whose pairs
+  are at or above the threshold when measured alone was a busy moment, not a fault; it
+  becomes a ``transient`` finding of severity ``info``. A finding whose pairs stay slow
+  alone is ``confirmed``; pairs not retested say so.
+- Absolute floor (optional, bandwidth, e.g. a share of the link's data rate from the
+  fabric catalog): a fabric whose median is below it, and nodes below it that the relative
+  rules did not catch (when most nodes are slow, slow is the median).
+
+Severity: ``critical`` below half the expectation (or the floor), ``warning`` otherwise,
+``info`` for transient findings and notes. A report is healthy when no finding is
+``warning`` or ``critical``.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
+MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    threshold: float = 0.75  # bandwidth: flag below this share of the expectation
+    latency_threshold: float = 0.5  # latency: flag above 1 / this (2 x) the expectation
+    asymmetry: float = 0.6  # the slower direction below this share of the faster
+    z: float = 3.5  # and this many robust standard deviations away (noise guard)
+    floor_MBps: Optional[float] = None  # absolute bandwidth floor, e.g. 50% of the link rate
+    floor_note: str = ""  # where the floor comes from, for the evidence
+    max_findings: int = 50  # link/asymmetry findings listed (the rest are counted)
+
+    def for_metric(self, metric: str) -> float:
+        return self.latency_threshold if metric == "latency" else self.threshold
+
+
+@dataclass
+class Finding:
+    kind: str  # node, link, asymmetric, fabric, transient, note
+    severity: str  # critical, warning, info
+    metric: str  # bandwidth, latency
+    nodes: List[str]
+    evidence: str
+    ratio: Optional[float] = None  # measured / expected as a speed: < 1 is worse
+    side: Optional[str] = None  # node: send, receive, both
+    pairs: List[Tuple[str, str]] = field(default_factory=list)
+    retest: Optional[str] = None  # confirmed, cleared, not retested; None without retest data
+    values: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def problem(self) -> bool:
+        return self.severity in ("warning", "critical")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["pairs"] = [list(p) for p in self.pairs]
+        return d
+
+
+@dataclass
+class MetricSummary:
+    metric: str
+    unit: str
+    pairs: int
+    median: Optional[float]
+    min: Optional[float]
+    max: Optional[float]
+    p5: Optional[float]
+    p95: Optional[float]
+    worst_pair: Optional[Tuple[str, str]]
+    worst_value: Optional[float]
+    noise: Optional[float]  # robust relative spread of the cells (MAD of log residuals x 1.4826)
+    send: Dict[str, float] = field(default_factory=dict)  # node -> median of its row
+    receive: Dict[str, float] = field(default_factory=dict)  # node -> median of its column
+    retested: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["worst_pair"] = list(self.worst_pair) if self.worst_pair else None
+        return d
+
+
+@dataclass
+class HealthReport:
+    nodes: List[str]
+    findings: List[Finding]
+    summaries: Dict[str, MetricSummary]
+    thresholds: Thresholds
+    omitted: int = 0  # link/asymmetry findings beyond max_findings
+
+    @property
+    def problems(self) -> List[Finding]:
+        return [f for f in self.findings if f.problem]
+
+    @property
+    def healthy(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_status(self) -> int:
+        return 0 if self.healthy else 1
+
+    @property
+    def verdict(self) -> str:
+        return verdict_line(self)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "healthy": self.healthy,
+            "verdict": self.verdict,
+            "nodes": self.nodes,
+            "findings": [f.to_dict() for f in self.findings],
+            "omitted_findings": self.omitted,
+            "summary": {k: v.to_dict() for k, v in self.summaries.items()},
+            "thresholds": asdict(self.thresholds),
+        }
+
+
+# ---- robust statistics ----------------------------------------------------------------------
+
+SAMPLE_ABOVE = 4_000_000  # cells: noise and percentiles from a systematic sample above this
+SAMPLE_SIZE = 1_000_000
+
+
+def natural_key(text: str) -> List[Any]:
+    """'n10' after 'n9': digit runs compare as numbers."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(text))]
+
+
+def host_order(labels: Sequence[str]) -> List[int]:
+    """Indices of labels sorted by host name (naturally: n2 before n10)."""
+    return sorted(range(len(labels)), key=lambda i: natural_key(labels[i]))
+
+
+def robust_sigma(values: np.ndarray) -> float:
+    """MAD x 1.4826 of the finite values (0 when there are fewer than 3)."""
+    x = values[np.isfinite(values)]
+    if x.size < 3:
+        return 0.0
+    med = np.median(x)
+    x = np.abs(x - med)
+    return float(MAD_SCALE * np.median(x, overwrite_input=True))
+
+
+def matrix_median(m: np.ndarray) -> float:
+    x = m[np.isfinite(m)]
+    return float(np.median(x, overwrite_input=True)) if x.size else float("nan")
+
+
+def sample_cells(m: np.ndarray) -> np.ndarray:
+    """All cells, or above SAMPLE_ABOVE a systematic sample of about SAMPLE_SIZE spread over every
+    row and column (the stride is coprime with the row length)."""
+    flat = m.ravel()
+    if flat.size <= SAMPLE_ABOVE:
+        return flat
+    stride = -(-flat.size // SAMPLE_SIZE)
+    while math.gcd(stride, m.shape[-1]) != 1:
+        stride += 1
+    return flat[::stride]
+
+
+def row_col_medians(m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Median of every row (sending side) and column (receiving side), ignoring NaN.
+
+    The common case - every cell measured but the diagonal - takes a partition-based path
+    that is an order of magnitude faster than numpy's nanmedian on large matrices.
+    """
+    n = m.shape[0]
+    finite = np.isfinite(m)
+    if n >= 2 and int(finite.sum()) == n * (n - 1) and not finite.diagonal().any():
+        k1, k2 = (n - 2) // 2, (n - 1) // 2
+        x = m.copy()
+        np.fill_diagonal(x, np.inf)  # sorts last: the n - 1 measured values come first
+        x.partition([k1, k2], axis=1)
+        rows = 0.5 * (x[:, k1] + x[:, k2])
+        np.copyto(x, m)
+        np.fill_diagonal(x, np.inf)
+        x.partition([k1, k2], axis=0)
+        cols = 0.5 * (x[k1, :] + x[k2, :])
+        return rows, cols
+    import warnings
+
+    x = np.where(finite, m, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row with nothing measured: NaN
+        return np.nanmedian(x, axis=1), np.nanmedian(x, axis=0)
+
+
+# ---- one metric -----------------------------------------------------------------------------
+
+def _fmt(v: Optional[float]) -> str:
+    if v is None or not math.isfinite(v):
+        return "-"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    return f"{v:.3g}"
+
+
+def _pct(r: float) -> str:
+    return f"{100.0 * r:.0f}%"
+
+
+class _Metric:
+    """One metric's matrix in log space as a speed (higher is better): log bandwidth, -log latency.
+
+    Logarithms make every comparison relative (a ratio is a difference) and let one set of
+    rules serve both metrics; ``value`` converts back to the metric's unit.
+    """
+
+    def __init__(self, metric: str, values: np.ndarray, unit: str):
+        self.metric = metric
+        self.unit = unit
+        self.latency = metric == "latency"
+        self.raw = np.asarray(values, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log(self.raw)
+        logs[~np.isfinite(logs)] = np.nan  # zero, negative, infinite, missing: not measured
+        if self.latency:
+            np.negative(logs, out=logs)
+        self.log = logs
+
+    def value(self, log_speed: float) -> float:
+        """A log speed back in the metric's unit."""
+        return float(math.exp(-log_speed if self.latency else log_speed))
+
+    def describe(self, ratio: float) -> str:
+        """'48%' (of something) for bandwidth; '2.3x' for latency, whose ratio is a speed ratio."""
+        if self.latency:
+            return f"{1.0 / ratio:.1f}x" if ratio > 0 else "inf x"
+        return _pct(ratio)
+
+
+@dataclass
+class _Assessed:
+    lg: float  # log of the global median speed
+    rows: np.ndarray  # log median speed of each row (sending side)
+    cols: np.ndarray  # ... of each column (receiving side)
+    res: np.ndarray  # per cell: log(speed / min(row median, column median))
+    sigma_cell: float
+    sigma_node: float
+
+    @property
+    def g(self) -> float:
+        return math.exp(self.lg) if math.isfinite(self.lg) else float("nan")
+
+    def expect(self, i: int, j: int) -> float:
+        return min(self.rows[i], self.cols[j])
+
+
+def _assess(m: _Metric) -> _Assessed:
+    logs = m.log
+    lg = matrix_median(logs)
+    rows, cols = row_col_medians(logs)
+    res = np.minimum.outer(rows, cols)
+    np.subtract(logs, res, out=res)
+    sigma_cell = robust_sigma(sample_cells(res))
+    sigma_node = robust_sigma(np.concatenate([rows - lg, cols - lg])) if rows.size >= 4 else 0.0
+    return _Assessed(lg, rows, cols, res, sigma_cell, sigma_node)
+
+
+def _limit(threshold: float, z: float, sigma: float) -> float:
+    """Log-ratio below which a value is flagged: below the threshold and z sigmas below."""
+    return min(math.log(threshold), -z * sigma)
+
+
+def _severity(ratio: float, metric: str) -> str:
+    return "critical" if ratio < 0.5 else "warning"
+
+
+def _retest_ratio(values: np.ndarray) -> Optional[float]:
+    x = values[np.isfinite(values)]
+    return float(np.median(x)) if x.size else None
+
+
+def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresholds,
+                   retest: Optional[np.ndarray]) -> Tuple[List[Finding], np.ndarray, np.ndarray]:
+    n = len(labels)
+    t = th.for_metric(m.metric)
+    out: List[Finding] = []
+    send_bad = np.zeros(n, dtype=bool)
+    recv_bad = np.zeros(n, dtype=bool)
+    if n < MIN_NODES_FOR_NODES or not math.isfinite(a.lg):
+        return out, send_bad, recv_bad
+    lim = _limit(t, th.z, a.sigma_node)
+    with np.errstate(invalid="ignore"):
+        send_bad = (a.rows - a.lg) < lim
+        recv_bad = (a.cols - a.lg) < lim
+    what = "median latency" if m.latency else "median bandwidth"
+    cut = a.lg + math.log(t)
+    global_value = _fmt(m.value(a.lg))
+
+    def side_text(verb: str, role: str, median: float, cells: np.ndarray) -> str:
+        r = math.exp(median - a.lg)
+        slow = int(np.sum(cells < cut))
+        total = int(np.sum(np.isfinite(cells)))
+        if m.latency:
+            return (f"{m.describe(r)} the {what} as {role} ({_fmt(m.value(median))} vs {global_value} {m.unit}), "
+                    f"{slow} of its {total} links above {1 / t:.1f}x")
+        return (f"{verb} at {m.describe(r)} of the {what} ({_fmt(m.value(median))} vs {global_value} {m.unit}), "
+                f"{slow} of its {total} links below {_pct(t)}")
+
+    for i in np.nonzero(send_bad | recv_bad)[0]:
+        i = int(i)
+        sides, pairs, ratios, parts, logs_alone = [], [], [], [], []
+        if send_bad[i]:
+            row = m.log[i, :]
+            sides.append("send")
+            ratios.append(math.exp(a.rows[i] - a.lg))
+            pairs += [(labels[i], labels[j]) for j in np.nonzero(np.isfinite(row))[0] if j != i]
+            parts.append(side_text("sending", "initiator", a.rows[i], row))
+            if retest is not None:
+                logs_alone.append(retest[i, :])
+        if recv_bad[i]:
+            col = m.log[:, i]
+            sides.append("receive")
+            ratios.append(math.exp(a.cols[i] - a.lg))
+            pairs += [(labels[j], labels[i]) for j in np.nonzero(np.isfinite(col))[0] if j != i]
+            parts.append(side_text("receiving", "responder", a.cols[i], col))
+            if retest is not None:
+                logs_alone.append(retest[:, i])
+        side = "both" if len(sides) == 2 else sides[0]
+        ratio = min(ratios)
+        if m.latency:
+            cause = "likely the node itself (CPU, interrupts, power states, a busy process) or its link"
+        elif side == "both":
+            cause = "likely its link, NIC or switch port (both directions slow)"
+        elif side == "send":
+            cause = "only what it sends is slow: likely its transmit path (NIC, cable, port) or its host"
+        else:
+            cause = "only what it receives is slow: likely its receive path (NIC, cable, port) or its host"
+        worst = min(a.rows[i] if send_bad[i] else math.inf, a.cols[i] if recv_bad[i] else math.inf)
+        finding = Finding("node", _severity(ratio, m.metric), m.metric, [labels[i]],
+                          f"node {labels[i]}: " + "; ".join(parts) + f"; {cause}", ratio=ratio, side=side, pairs=pairs,
+                          values={"node_median": m.value(worst), "global_median": m.value(a.lg),
+                                  "send_median": m.value(a.rows[i]), "receive_median": m.value(a.cols[i])})
+        if retest is not None:
+            alone = np.concatenate(logs_alone)
+            alone = alone[np.isfinite(alone)]
+            rr = float(math.exp(np.median(alone) - a.lg)) if alone.size else None
+            _apply_retest(finding, rr, t, m, count=int(alone.size), against="the median")
+        out.append(finding)
+    return out, send_bad, recv_bad
+
+
+def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, m: _Metric, count: int,
+                  against: str = "the expectation") -> None:
+    if ratio_alone is None:
+        f.retest = "not retested"
+        f.evidence += "; not measured again alone"
+        return
+    f.values["retest_ratio"] = ratio_alone
+    f.values["retested_pairs"] = count
+    alone = f"{m.describe(ratio_alone)} of {against}" if not m.latency else f"{m.describe(ratio_alone)} {against}"
+    if ratio_alone >= t:
+        f.retest = "cleared"
+        f.values["was"] = f.kind
+        f.kind = "transient"
+        f.severity = "info"
+        f.evidence += (f"; but {alone} when measured alone ({count} pair{'s' if count != 1 else ''}): "
+                       "a busy moment during the sweep, not a fault")
+    else:
+        f.retest = "confirmed"
+        f.evidence += f"; confirmed alone: {alone} ({count} pair{'s' if count != 1 else ''})"
+
+
+def _pair_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresholds, retest: Optional[np.ndarray],
+                   flagged_nodes: np.ndarray) -> Tuple[List[Finding], int]:
+    """Bad links, and asymmetric pairs; only the few candidate cells are looked at one by one."""
+    n = len(labels)
+    t = th.for_metric(m.metric)
+    if not math.isfinite(a.lg):
+        return [], 0
+    if n < MIN_NODES_FOR_NODES:  # too few nodes for node expectations: against the global median
+        res = m.log - a.lg
+        expect = lambda i, j: a.lg  # noqa: E731
+    else:
+        res = a.res
+        expect = a.expect
+    lim = _limit(t, th.z, a.sigma_cell)
+    asym_lim = _limit(th.asymmetry, th.z, a.sigma_cell * math.sqrt(2.0))
+    with np.errstate(invalid="ignore"):
+        si, sj = np.nonzero(res < lim)  # NaN compares False
+        # Asymmetry candidates: one direction at least half the gap below, or the other half above.
+        ci, cj = np.nonzero(res < asym_lim / 2)
+        fi, fj = np.nonzero(res > -asym_lim / 2)
+    slow_set = set(zip(si.tolist(), sj.tolist()))
+
+    def explained(i: int, j: int) -> bool:
+        # Between two flagged nodes the node findings explain it (their faults compound).
+        return bool(flagged_nodes[i] and flagged_nodes[j])
+
+    def cell(i: int, j: int) -> str:
+        return f"{_fmt(float(m.raw[i, j]))} {m.unit}"
+
+    def q(i: int, j: int) -> float:
+        return float(math.exp(res[i, j]))
+
+    def alone(i: int, j: int) -> float:
+        return float(math.exp(retest[i, j] - expect(i, j))) if retest is not None else float("nan")
+
+    what = "latency" if m.latency else "bandwidth"
+    found: List[Tuple[float, Finding]] = []
+    for i, j in sorted(slow_set):
+        if explained(i, j) or ((j, i) in slow_set and j < i):
+            continue
+        r1 = q(i, j)
+        if (j, i) in slow_set:
+            r2 = q(j, i)
+            ratio = min(r1, r2)
+            ev = (f"link {labels[i]} <-> {labels[j]}: {what} {m.describe(r1)} of expectation {labels[i]}->{labels[j]} "
+                  f"({cell(i, j)}) and {m.describe(r2)} {labels[j]}->{labels[i]} ({cell(j, i)}), expectation being "
+                  f"what each sender sends and each receiver receives elsewhere; neither node explains it: likely "
+                  f"the path between them (cable, switch port, route)")
+            f = Finding("link", _severity(ratio, m.metric), m.metric, [labels[i], labels[j]], ev, ratio=ratio,
+                        pairs=[(labels[i], labels[j]), (labels[j], labels[i])],
+                        values={"forward": float(m.raw[i, j]), "backward": float(m.raw[j, i]),
+                                "expected_forward": m.value(expect(i, j)), "expected_backward": m.value(expect(j, i))})
+            if retest is not None:
+                both = [x for x in (alone(i, j), alone(j, i)) if math.isfinite(x)]
+                # Confirmed while any retested direction stays slow.
+                _apply_retest(f, min(both) if both else None, t, m, len(both))
+            found.append((ratio, f))
+        else:
+            r2 = q(j, i)
+            ev = (f"pair {labels[i]}->{labels[j]} at {m.describe(r1)} of expectation ({cell(i, j)}) while "
+                  f"{labels[j]}->{labels[i]} runs at {m.describe(r2)} ({cell(j, i)}): one direction only; likely "
+                  f"a fault on the path {labels[i]}->{labels[j]} that the reverse path does not share (a cable lane, "
+                  f"a port, a route)")
+            f = Finding("asymmetric", _severity(r1, m.metric), m.metric, [labels[i], labels[j]], ev, ratio=r1,
+                        pairs=[(labels[i], labels[j])],
+                        values={"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i]),
+                                "expected": m.value(expect(i, j))})
+            if retest is not None:
+                x = alone(i, j)
+                _apply_retest(f, x if math.isfinite(x) else None, t, m, int(math.isfinite(x)))
+            found.append((r1, f))
+
+    mild = set(zip(ci.tolist(), cj.tolist())) | set(zip(fj.tolist(), fi.tolist()))
+    for i, j in sorted(mild):
+        if i == j or (i, j) in slow_set or (j, i) in slow_set or explained(i, j):
+            continue
+        # Both as measured and relative to expectations: a direction that only looks fast
+        # because its node's other links are slow (a partly bad node) is no asymmetry.
+        gap = res[i, j] - res[j, i]
+        raw_gap = m.log[i, j] - m.log[j, i]
+        if not (gap < asym_lim and raw_gap < asym_lim):
+            continue
+        rel = float(math.exp(raw_gap))
+        ev = (f"pair {labels[i]}->{labels[j]} ({cell(i, j)}) runs at {m.describe(rel)} of the reverse direction "
+              f"({cell(j, i)}), relative to what each end does elsewhere: asymmetric")
+        f = Finding("asymmetric", "warning", m.metric, [labels[i], labels[j]], ev, ratio=rel, pairs=[(labels[i], labels[j])],
+                    values={"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i])})
+        if retest is not None:
+            x1, x2 = alone(i, j), alone(j, i)
+            if math.isfinite(x1) and math.isfinite(x2):
+                rel_alone = x1 / x2
+                f.values["retest_ratio"] = rel_alone
+                f.values["retested_pairs"] = 2
+                if rel_alone >= th.asymmetry:
+                    f.retest, f.kind, f.severity = "cleared", "transient", "info"
+                    f.values["was"] = "asymmetric"
+                    f.evidence += (f"; but {m.describe(rel_alone)} of the reverse direction when measured alone: "
+                                   "a busy moment during the sweep, not a fault")
+                else:
+                    f.retest = "confirmed"
+                    f.evidence += f"; confirmed alone: {m.describe(rel_alone)} of the reverse direction"
+            else:
+                f.retest = "not retested"
+                f.evidence += "; not measured again alone in both directions"
+        found.append((rel, f))
+
+    found.sort(key=lambda rf: (not rf[1].problem, rf[0]))
+    kept = [f for _r, f in found[: th.max_findings]]
+    return kept, max(0, len(found) - th.max_findings)
+
+
+def _floor_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresholds,
+                    flagged: Sequence[str]) -> List[Finding]:
+    if m.latency or not th.floor_MBps or not math.isfinite(a.lg):
+        return []
+    floor = th.floor_MBps
+    note = f" ({th.floor_note})" if th.floor_note else ""
+    out = []
+    g = a.g
+    if g < floor:
+        out.append(Finding("fabric", "critical", m.metric, [], f"the median pair bandwidth, {_fmt(g)} MB/s, is below the "
+                           f"floor of {_fmt(floor)} MB/s{note}: the whole fabric is slow (or the catalog's link is "
+                           f"not this fabric)", ratio=g / floor, values={"median": g, "floor": floor}))
+    for i, name in enumerate(labels):
+        if name in flagged:
+            continue
+        send, recv = m.value(a.rows[i]), m.value(a.cols[i])
+        low = min(send, recv)
+        if math.isfinite(low) and low < floor:
+            side = "both" if send < floor and recv < floor else ("send" if send < floor else "receive")
+            out.append(Finding("node", "critical", m.metric, [name], f"node {name}: median bandwidth {_fmt(low)} MB/s "
+                               f"is below the floor of {_fmt(floor)} MB/s{note}", ratio=low / floor, side=side,
+                               values={"node_median": low, "floor": floor}))
+    return out
+
+
+def _summary(m: _Metric, a: _Assessed, labels: Sequence[str], retest: Optional[np.ndarray]) -> MetricSummary:
+    finite = np.isfinite(m.log)
+    npairs = int(finite.sum())
+    if not npairs:
+        return MetricSummary(m.metric, m.unit, 0, None, None, None, None, None, None, None, None)
+    sample = sample_cells(m.log)
+    sample = sample[np.isfinite(sample)]
+    lo, hi = (float(v) for v in np.percentile(sample, [5, 95]))
+    # Percentiles of a speed: the slow 5% of a latency is its high end.
+    p5, p95 = (m.value(hi), m.value(lo)) if m.latency else (m.value(lo), m.value(hi))
+    worst = int(np.nanargmin(m.log))
+    best = int(np.nanargmax(m.log))
+    wi, wj = divmod(worst, m.log.shape[1])
+    low_v, high_v = float(m.raw.flat[worst]), float(m.raw.flat[best])
+    mn, mx = (high_v, low_v) if m.latency else (low_v, high_v)
+    send = {labels[i]: m.value(a.rows[i]) for i in range(len(labels)) if math.isfinite(a.rows[i])}
+    recv = {labels[i]: m.value(a.cols[i]) for i in range(len(labels)) if math.isfinite(a.cols[i])}
+    return MetricSummary(m.metric, m.unit, npairs, m.value(a.lg), mn, mx, p5, p95, (labels[wi], labels[wj]),
+                         float(m.raw[wi, wj]), a.sigma_cell, send, recv,
+                         int(np.isfinite(retest).sum()) if retest is not None else 0)
+
+
+def analyse_metric(values: np.ndarray, labels: Sequence[str], metric: str = "bandwidth", unit: Optional[str] = None,
+                   thresholds: Thresholds = Thresholds(), retest: Optional[np.ndarray] = None
+                   ) -> Tuple[List[Finding], MetricSummary, int]:
+    """Findings and summary of one N x N matrix (row = sender); retest: same shape, NaN where not retested."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or values.shape[0] != values.shape[1] or values.shape[0] != len(labels):
+        raise ValueError(f"expected an N x N matrix with N = {len(labels)} labels, got shape {values.shape}")
+    m = _Metric(metric, values, unit or ("us" if metric == "latency" else "MB/s"))
+    rt = _Metric(metric, retest, m.unit).log if retest is not None else None
+    a = _assess(m)
+    findings, send_bad, recv_bad = _node_findings(m, a, labels, thresholds, rt)
+    pair_findings, omitted = _pair_findings(m, a, labels, thresholds, rt, send_bad | recv_bad)
+    flagged = [f.nodes[0] for f in findings if f.kind == "node"]
+    findings = _floor_findings(m, a, labels, thresholds, flagged) + findings + pair_findings
+    return findings, _summary(m, a, labels, rt), omitted
+
+
+def analyse(labels: Sequence[str], bandwidth: Optional[np.ndarray] = None, latency: Optional[np.ndarray] = None,
+            thresholds: Thresholds = Thresholds(), retest_bandwidth: Optional[np.ndarray] = None,
+            retest_latency: Optional[np.ndarray] = None) -> HealthReport:
+    """The health report of an all-pairs measurement: bandwidth (MB/s) and/or latency (us) matrices."""
+    labels = list(labels)
+    findings: List[Finding] = []
+    summaries: Dict[str, MetricSummary] = {}
+    omitted = 0
+    if len(labels) < MIN_NODES_FOR_NODES:
+        findings.append(Finding("note", "info", "bandwidth", list(labels),
+                                f"{len(labels)} nodes: a slow pair cannot be told from a slow node; "
+                                "only asymmetry and the floor are checked (measure 3 or more nodes)"))
+    for metric, mat, rt in (("bandwidth", bandwidth, retest_bandwidth), ("latency", latency, retest_latency)):
+        if mat is None:
+            continue
+        f, s, o = analyse_metric(mat, labels, metric, thresholds=thresholds, retest=rt)
+        findings += f
+        summaries[metric] = s
+        omitted += o
+    order = {"critical": 0, "warning": 1, "info": 2}
+    kinds = {"fabric": 0, "node": 1, "link": 2, "asymmetric": 3, "transient": 4, "note": 5}
+    findings.sort(key=lambda f: (order.get(f.severity, 3), kinds.get(f.kind, 9), f.metric != "bandwidth",
+                                 f.ratio if f.ratio is not None else 1.0))
+    return HealthReport(labels, findings, summaries, thresholds, omitted)
+
+
+def verdict_line(report: HealthReport) -> str:
+    """One line: HEALTHY or PROBLEMS, what is wrong, the scale of the check."""
+    bw = report.summaries.get("bandwidth")
+    lat = report.summaries.get("latency")
+    scale = f"{len(report.nodes)} nodes"
+    if bw and bw.pairs:
+        scale += f", {bw.pairs} pairs; bandwidth median {_fmt(bw.median)} MB/s"
+        if bw.worst_pair:
+            scale += f" (lowest {_fmt(bw.worst_value)}, {bw.worst_pair[0]}->{bw.worst_pair[1]})"
+    if lat and lat.pairs:
+        scale += f"; latency median {_fmt(lat.median)} us"
+    problems = report.problems
+    if not problems:
+        cleared = [f for f in report.findings if f.kind == "transient"]
+        extra = f"; {len(cleared)} slow reading{'s' if len(cleared) != 1 else ''} cleared by retest" if cleared else ""
+        return f"HEALTHY: {scale}{extra}"
+    parts = []
+    by_kind: Dict[str, List[Finding]] = {}
+    for f in problems:
+        by_kind.setdefault(f.kind, []).append(f)
+    for kind, word in (("fabric", "slow fabric"), ("node", "bad node"), ("link", "bad link"), ("asymmetric", "asymmetric pair")):
+        fs = by_kind.get(kind, [])
+        if not fs:
+            continue
+        if kind == "fabric":
+            parts.append("fabric below the floor")
+            continue
+        names = []
+        for f in fs:
+            name = f.nodes[0] if kind == "node" else f"{f.nodes[0]}{'<->' if kind == 'link' else '->'}{f.nodes[1]}"
+            if name not in names:
+                names.append(name)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        parts.append(f"{len(names)} {word}{'s' if len(names) != 1 else ''} ({shown})")
+    return f"PROBLEMS: {'; '.join(parts)}; {scale}"
