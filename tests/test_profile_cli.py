@@ -1,6 +1,5 @@
 """`fabricbench profile` / `show-profile` and the report's profile section, end to end."""
 import json
-import os
 import shutil
 
 import pytest

@@ -12,8 +12,8 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch import Launcher, Layout
@@ -186,20 +186,29 @@ def measure(
     return outcome
 
 
+class EngineOutputError(RunFailed):
+    """The engine printed something that is not a JSON Lines record."""
+
+
+def engine_records(job: Job, deadline: Optional[float], benchmark: str) -> Iterator[Dict[str, Any]]:
+    """The engine's records as they arrive; TimeoutError past `deadline`."""
+    for line in job.lines(deadline=deadline):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            raise EngineOutputError(f"{benchmark}: the engine printed a line that is not JSON: {line[:120]!r}") from None
+
+
 def _run_step(store, run, launcher, step, index, total, deadline, observer, outcome: Outcome) -> None:
     argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
     try:
-        for line in job.lines(deadline=deadline):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                raise RunFailed(f"{step.benchmark}: the engine printed a line that is not JSON: {line[:120]!r}") from None
+        for rec in engine_records(job, deadline, step.benchmark):
             kind = rec.get("record")
             if kind == "run":
                 observer.step_started(index, total, step, rec.get("points_planned"))

@@ -6,7 +6,7 @@ import io
 import json
 import sys
 from collections import OrderedDict
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import click
 from rich.table import Table

@@ -9,7 +9,6 @@ same way whether it was measured just now, earlier, or imported from mpiGraph.
 """
 from __future__ import annotations
 
-import json
 import math
 import shlex
 import sys
@@ -19,7 +18,7 @@ from typing import Callable, Dict, List, Optional
 
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher
-from fabricbench.measure import RunFailed, RunInterrupted, collect_provenance, explain_failure
+from fabricbench.measure import EngineOutputError, RunFailed, RunInterrupted, collect_provenance, engine_records, explain_failure
 from fabricbench.native import engine_path
 from fabricbench.procs import Job
 from fabricbench import provenance as prov
@@ -151,14 +150,7 @@ def _measure(store: Store, run: Run, launcher: Launcher, args: List[str], deadli
         last_flush = time.monotonic()
 
     try:
-        for line in job.lines(deadline=deadline):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                raise HealthCannotRun(f"the engine printed a line that is not JSON: {line[:120]!r}") from None
+        for rec in engine_records(job, deadline, "allpairs"):
             kind = rec.get("record")
             if kind == "point":
                 pending.append(Measurement.from_record(rec))
@@ -171,6 +163,10 @@ def _measure(store: Store, run: Run, launcher: Launcher, args: List[str], deadli
         job.stop()
         flush()
         raise HealthCannotRun(f"the check exceeded --timeout after {stored} points") from None
+    except EngineOutputError as exc:
+        job.stop()
+        flush()
+        raise HealthCannotRun(str(exc)) from None
     except BaseException:
         job.stop()
         flush()

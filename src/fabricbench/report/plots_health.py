@@ -8,7 +8,6 @@ Each returns the image bytes (SVG or PNG).
 """
 from __future__ import annotations
 
-import io
 import math
 from typing import Optional, Sequence
 
@@ -17,6 +16,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 from fabricbench.report.plots import safe_label
+from fabricbench.report.plots import save_figure
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -27,17 +27,6 @@ _RC = {
 }
 MAX_TICK_LABELS = 48  # more nodes than this: every k-th label
 FLAG_COLOR = "#d62728"
-
-
-def _save(fig: Figure, fmt: str) -> bytes:
-    buf = io.BytesIO()
-    if fmt == "svg":
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    elif fmt == "png":
-        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    else:
-        raise ValueError(f"plot format must be svg or png, not {fmt!r}")
-    return buf.getvalue()
 
 
 def heatmap(matrix: np.ndarray, labels: Sequence[str], title: str, unit: str, fmt: str = "svg",
@@ -74,7 +63,7 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], title: str, unit: str, fm
         ax.set_xlabel("receiver")
         ax.set_ylabel("sender")
         ax.set_title(safe_label(title))
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
 
 
 def histogram(values: Sequence[float], title: str, unit: str, fmt: str = "svg", median: Optional[float] = None,
@@ -97,4 +86,4 @@ def histogram(values: Sequence[float], title: str, unit: str, fmt: str = "svg", 
         if median is not None or threshold is not None:
             ax.legend(loc="best", fontsize=8)
         ax.grid(True, alpha=0.3)
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)

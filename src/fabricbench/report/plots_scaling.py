@@ -9,7 +9,6 @@ Each returns the image bytes (SVG or PNG). Scale axes are log2 (nodes or ranks d
 """
 from __future__ import annotations
 
-import io
 import math
 from typing import List, Optional, Sequence
 
@@ -18,7 +17,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from fabricbench.report.plots import run_color, safe_label
+from fabricbench.report.plots import run_color, safe_label, save_figure
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -28,17 +27,6 @@ _RC = {
     "legend.fontsize": 8,
 }
 MAX_CURVES = 12
-
-
-def _save(fig: Figure, fmt: str) -> bytes:
-    buf = io.BytesIO()
-    if fmt == "svg":
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    elif fmt == "png":
-        fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
-    else:
-        raise ValueError(f"plot format must be svg or png, not {fmt!r}")
-    return buf.getvalue()
 
 
 def _num(x: float) -> str:
@@ -100,7 +88,7 @@ def value_plot(analysis, fmt: str = "svg", metric_label: Optional[str] = None) -
         ax.set_title("Time per scale (mean, 95% CI; dashed: model)" if first and first.metric == "time" else "Figure of merit per scale (mean, 95% CI; dashed: model)")
         if shown:
             ax.legend(loc="best")
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
 
 
 def speedup_plot(analysis, fmt: str = "svg") -> bytes:
@@ -127,7 +115,7 @@ def speedup_plot(analysis, fmt: str = "svg") -> bytes:
         ax.set_ylabel("speedup (x)")
         ax.set_title("Speedup against the baseline scale")
         ax.legend(loc="best")
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
 
 
 def efficiency_plot(analysis, fmt: str = "svg") -> bytes:
@@ -153,7 +141,7 @@ def efficiency_plot(analysis, fmt: str = "svg") -> bytes:
         ax.set_ylabel("parallel efficiency")
         ax.set_title("Parallel efficiency against the baseline scale")
         ax.legend(loc="best")
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
 
 
 def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
@@ -191,4 +179,4 @@ def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
         ax.set_title("Relative performance at each scale (above 1: B is faster)")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(loc="best")
-        return _save(fig, fmt)
+        return save_figure(fig, fmt)
