@@ -299,3 +299,13 @@ def first_match(lines: Sequence[str], pattern: "re.Pattern[str]", limit: int = 4
         if m:
             return m
     return None
+
+
+def begin_text_parse(source: "Source", fmt: str, tool: str, allow_truncated: bool = False):
+    """A text importer's start: a line reader, the run being parsed (marked incomplete when
+    the file was cut off and that is allowed) and the factory for its points."""
+    reader = LineReader(source, allow_truncated)
+    parsed = ParsedRun(format=fmt, source=source, tool=tool)
+    if reader.truncated_note:
+        parsed.mark_incomplete(reader.truncated_note)
+    return reader, parsed, PointFactory(parsed)

@@ -26,8 +26,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     GB_PER_S,
-    LineReader,
     ParsedRun,
     PointFactory,
     Source,
@@ -106,10 +106,7 @@ def detect(source: Source) -> int:
 
 
 def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="hpcc", source=source, tool="HPC Challenge")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
+    reader, parsed, _ = begin_text_parse(source, "hpcc", "HPC Challenge", allow_truncated)
     m = next((VERSION.search(t) for t in source.lines[:20] if VERSION.search(t)), None)
     parsed.tool_version = m.group(1) if m else None
     host = next((re.match(r"^Hostname:\s*'([^']*)'", t) for t in source.lines[:20] if t.startswith("Hostname:")), None)

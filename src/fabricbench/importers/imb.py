@@ -25,9 +25,9 @@ from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     MIB_PER_S,
     NOISE,
-    LineReader,
     ParsedRun,
     PointFactory,
     Source,
@@ -102,11 +102,7 @@ class Section:
 
 
 def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="imb", source=source, tool="Intel MPI Benchmarks")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
-    point = PointFactory(parsed)
+    reader, parsed, point = begin_text_parse(source, "imb", "Intel MPI Benchmarks", allow_truncated)
     m = None
     for text in source.lines[:60]:
         m = VERSION.search(text)

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     MIB_PER_S,
     NOISE,
     LineReader,
@@ -48,11 +49,7 @@ def detect(source: Source) -> int:
 
 
 def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="mpigraph", source=source, tool="mpiGraph")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
-    point = PointFactory(parsed)
+    reader, parsed, point = begin_text_parse(source, "mpigraph", "mpiGraph", allow_truncated)
     params: Dict[str, int] = {}
     stats: Dict[str, float] = {}
     hosts: Optional[List[str]] = None

@@ -26,9 +26,9 @@ from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     GB_PER_S,
     NOISE,
-    LineReader,
     ParsedRun,
     PointFactory,
     Source,
@@ -92,11 +92,7 @@ def _measure(parsed: ParsedRun, point: PointFactory, bench: str, base: Dict[str,
 
 
 def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="nccl", source=source, tool="NCCL-tests")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
-    point = PointFactory(parsed)
+    reader, parsed, point = begin_text_parse(source, "nccl", "NCCL-tests", allow_truncated)
     program: Optional[str] = None
     config: Dict[str, Any] = {}
     ranks: List[Dict[str, Any]] = []

@@ -17,8 +17,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     NOISE,
-    LineReader,
     ParsedRun,
     PointFactory,
     Source,
@@ -155,11 +155,7 @@ class Table:
 
 
 def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="osu", source=source, tool="OSU Micro-Benchmarks")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
-    point = PointFactory(parsed)
+    reader, parsed, point = begin_text_parse(source, "osu", "OSU Micro-Benchmarks", allow_truncated)
     table: Optional[Table] = None
     tables: List[Dict[str, Any]] = []
 

@@ -26,11 +26,11 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.importers import Importer
 from fabricbench.importers.base import (
+    begin_text_parse,
     GBIT_PER_S,
     MIB_PER_S,
     NOISE,
     Line,
-    LineReader,
     ParsedRun,
     PointFactory,
     Source,
@@ -89,11 +89,7 @@ class Table:
 
 
 def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
-    reader = LineReader(source, allow_truncated)
-    parsed = ParsedRun(format="perftest", source=source, tool="perftest")
-    if reader.truncated_note:
-        parsed.mark_incomplete(reader.truncated_note)
-    point = PointFactory(parsed)
+    reader, parsed, point = begin_text_parse(source, "perftest", "perftest", allow_truncated)
     tables: List[Table] = []
     table: Optional[Table] = None
     for line in reader:
