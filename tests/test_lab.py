@@ -28,7 +28,6 @@ from fabricbench.launch import Layout
 from fabricbench.launch import lab as lab_launch
 from fabricbench.launch.mpi import MpiInfo
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
 STARVED_SHM_US = 50.0
 
 
@@ -358,7 +357,7 @@ def test_ranks_run_in_their_nodes_with_their_host_names(make_lab, engine, tmp_pa
     assert run["hosts"] == lab.node_names
     assert sorted(r["host"] for r in info if r["record"] == "rank_info") == lab.node_names
     # The whole measurement path: fabricbench run --launcher lab into a real database.
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="200")
+    env = dict(os.environ, COLUMNS="200")
     done = subprocess.run(
         [sys.executable, "-m", "fabricbench", "--db", str(tmp_path / "r.db"), "run", "latency", "--launcher", "lab",
          "--sizes", "8:8", "--time-budget", "0.05"],
