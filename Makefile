@@ -28,7 +28,7 @@ $(VENV)/bin/python:
 # Rebuilt from the source tree every time: the engine and profiler are compiled against the MPI on PATH.
 install: $(VENV)/bin/python
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(VENV)/bin/python -m pip install -q --disable-pip-version-check ".[test,pandas]"
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check ".[test,pandas,postgres]"
 
 # A developer build of the native parts at build/stage; use with FABRICBENCH_NATIVE_DIR=$(PWD)/build/stage.
 dev: $(VENV)/bin/python

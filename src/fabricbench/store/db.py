@@ -310,7 +310,8 @@ class Store:
     ) -> Dict[int, List[Measurement]]:
         """Measurements of several runs in one query: {run_id: [Measurement in seq order]}.
 
-        The JSON columns are read as text and each distinct params text parsed once:
+        The JSON columns are read as text (where the driver does not decode them itself) and
+        each distinct params text parsed once:
         runs repeat the same sizes, and a 50-run report reads 100,000 rows.
         """
         ids = list(dict.fromkeys(int(r) for r in run_ids))
@@ -330,9 +331,12 @@ class Store:
         parsed: Dict[str, Dict[str, Any]] = {}
         for row in rows:
             run_id, seq, bench, params_text, metric_name, unit, detail_text = row[:7]
-            params = parsed.get(params_text)
-            if params is None:
-                params = parsed[params_text] = _json_value(params_text) or {}
+            if isinstance(params_text, str):
+                params = parsed.get(params_text)
+                if params is None:
+                    params = parsed[params_text] = _json_value(params_text) or {}
+            else:  # drivers such as psycopg2 decode JSON columns themselves
+                params = params_text or {}
             out[run_id].append(
                 Measurement(
                     benchmark=bench,
