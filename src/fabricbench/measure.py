@@ -151,6 +151,8 @@ def measure(
     timeout: Optional[float] = None,
     observer: Optional[Observer] = None,
     command: Optional[str] = None,
+    kind: str = "benchmark",
+    extra_provenance: Optional[Dict[str, Any]] = None,
 ) -> Outcome:
     """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end."""
     observer = observer or Observer()
@@ -158,11 +160,13 @@ def measure(
     observer.provenance_started()
     info = collect_provenance(launcher, timeout=min(timeout or 120.0, 120.0))
     run = store.create_run(
-        kind="benchmark",
+        kind=kind,
         label=label,
         tags=tags,
         command=command or " ".join(shlex.quote(a) for a in sys.argv),
-        provenance=info["run"] | {"steps": [s.engine_args() for s in steps], "launch": launcher.command(["fabricbench-mpi"])},
+        provenance=info["run"]
+        | {"steps": [s.engine_args() for s in steps], "launch": launcher.command(["fabricbench-mpi"])}
+        | dict(extra_provenance or {}),
         ranks=info["run"]["ranks"],
     )
     store.add_hosts(run.id, [Host(f.get("hostname", "?"), prov.digest(f), f) for f in info["hosts"]])
@@ -207,6 +211,7 @@ def _run_step(store, run, launcher, step, index, total, deadline, observer, outc
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
+    pending = PendingPoints(store, run.id)
     try:
         for rec in engine_records(job, deadline, step.benchmark):
             kind = rec.get("record")
@@ -214,9 +219,8 @@ def _run_step(store, run, launcher, step, index, total, deadline, observer, outc
                 observer.step_started(index, total, step, rec.get("points_planned"))
             elif kind == "point":
                 m = Measurement.from_record(rec)
-                store.add_measurement(run.id, m)
+                outcome.points += pending.add(m)
                 done += 1
-                outcome.points += 1
                 last_size = m.size
                 observer.point(step, m, done)
             elif kind == "end":
@@ -224,14 +228,44 @@ def _run_step(store, run, launcher, step, index, total, deadline, observer, outc
         rc = job.wait(timeout=30)
     except TimeoutError:
         job.stop()
+        outcome.points += pending.flush()
         raise RunFailed(f"{step.benchmark} exceeded the run's --timeout {_where(step, planned_sizes, last_size, done)}") from None
     except BaseException:
         job.stop()
+        outcome.points += pending.flush()
         raise
     job.stop()
+    outcome.points += pending.flush()
     if rc != 0 or not ended:
         raise RunFailed(f"{step.benchmark} {_where(step, planned_sizes, last_size, done)}: {explain_failure(job.stderr)} (exit status {rc})")
     observer.step_finished(step)
+
+
+class PendingPoints:
+    """Points on their way to the store: committed together every FLUSH_S seconds or FLUSH_POINTS
+    points, so an all-pairs sweep of a large cluster does not pay one transaction per point,
+    and a killed run loses at most the last fraction of a second."""
+
+    FLUSH_POINTS = 256
+    FLUSH_S = 0.5
+
+    def __init__(self, store: Store, run_id: int):
+        self.store, self.run_id = store, run_id
+        self.items: List[Measurement] = []
+        self.last = time.monotonic()
+
+    def add(self, m: Measurement) -> int:
+        """Queue a point; returns how many points this call committed."""
+        self.items.append(m)
+        if len(self.items) >= self.FLUSH_POINTS or time.monotonic() - self.last >= self.FLUSH_S:
+            return self.flush()
+        return 0
+
+    def flush(self) -> int:
+        n = self.store.add_measurements(self.run_id, self.items)
+        self.items = []
+        self.last = time.monotonic()
+        return n
 
 
 def _where(step: Step, planned: List[int], last_size: Optional[int], done: int) -> str:
