@@ -189,6 +189,10 @@ def test_pingpong_pairs_measures_every_ordered_pair(engine, validator):
         assert pairs == {(c, s) for c in range(4) for s in range(4) if c != s}
         assert p["value"] == pytest.approx(p["mean"])
         assert p["min"] > 0
+        # How many loops and measurements were taken is bookkeeping (detail), not what was measured (params).
+        assert (d["loop_length"], d["measurements"]) == (2, 5 if p["metric"] == "latency" else 2)
+        assert not {"loop_length", "measurements"} & set(p["params"]) and p["params"]["pairs"] == 12
+        assert p["iterations"] == d["loop_length"] * d["measurements"]
     assert lat["detail"]["worst_pair"]["value"] == pytest.approx(lat["max"])
     assert bw["detail"]["worst_pair"]["value"] == pytest.approx(bw["min"])
 
@@ -211,6 +215,9 @@ def test_ring_natural_and_random(engine, validator):
                    ("natural", "bandwidth", 2_000_000), ("random", "bandwidth", 2_000_000)]
     for p in points:
         assert p["value"] > 0
+        assert not {"loop_length", "measurements"} & set(p["params"])
+        assert p["detail"]["loop_length"] == 2
+        assert p["detail"]["measurements"] == (8 if p["metric"] == "latency" else 3)
         if p["params"]["ordering"] == "random":
             assert p["n"] == 3 == len(p["detail"]["permutations"]) == len(p["detail"]["per_ring"])
             for perm in p["detail"]["permutations"]:
@@ -271,6 +278,29 @@ def test_size_suffixes_and_adaptive_iterations(engine, validator):
     for p in points:
         assert p["iterations"] >= 7
         assert p["n"] <= p["iterations"]
+
+
+def test_the_time_budget_guard_stops_a_point_the_warm_up_misjudged(engine, validator):
+    # The hook makes the plan take the warm-up pace as 1000 times faster than it was, as a
+    # loaded machine can: the plan asks for ~1000 budgets' worth, the guard stops at two.
+    run = run_engine(engine, 4, ["latency", "--sizes", "0:4", "--time-budget", "0.01", "--test-underestimate", "1000"])
+    points = check_complete_run(run, validator, 4, "latency")
+    assert run.records[0]["options"]["test_underestimate"] == 1000
+    for p in points:
+        d = p["detail"]
+        assert d["stopped_early"] is True and d["time_limit_s"] == pytest.approx(0.02)
+        assert 10 <= p["iterations"] < d["iterations_planned"]  # --min-iterations (10) is still the floor
+        assert p["n"] == -(-p["iterations"] // d["batch"])  # every sample taken is reported, no more
+        assert p["min"] <= p["value"] and p["value"] > 0
+
+
+def test_the_guard_also_stops_collectives_and_never_a_fixed_count(engine, validator):
+    points = check_complete_run(run_engine(engine, 4, ["allreduce", "--sizes", "4:4", "--time-budget", "0.01",
+                                                       "--test-underestimate", "1000"]), validator, 4, "allreduce")
+    assert points[0]["detail"]["stopped_early"] is True
+    assert points[0]["iterations"] < points[0]["detail"]["iterations_planned"]
+    fixed = check_complete_run(run_engine(engine, 2, ["bw", "--sizes", "1K:1K", "--iterations", "30"]), validator, 2, "bw")
+    assert fixed[0]["iterations"] == 30 and "stopped_early" not in fixed[0]["detail"]
 
 
 def test_bandwidth_grows_with_message_size(engine, validator):
@@ -359,6 +389,11 @@ def test_validation_catches_injected_corruption(engine, validator, benchmark, np
         (["latency", "--window", "zero"], "--window"),
         (["nosuch"], "unknown benchmark 'nosuch'"),
         (["ring", "--sizes", "1K:2K"], "does not take --sizes"),
+        (["latency", "--window", "8"], "latency does not take --window (it applies to bw, bibw, mbw_mr, allpairs)"),
+        (["allreduce", "--root", "1"], "allreduce does not take --root (it applies to bcast, reduce)"),
+        (["bw", "--pairs", "1"], "bw does not take --pairs (it applies to mbw_mr, multi_lat, pingpong_pairs)"),
+        (["bw", "--mode", "pairs"], "bw does not take --mode (it applies to allpairs)"),
+        (["latency", "--iterations", "5", "--test-underestimate", "10"], "--test-underestimate applies to the adaptive"),
         ([], "no benchmark given"),
     ],
 )

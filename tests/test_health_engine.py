@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import fabricbench
+from fabricbench.health import CheckPlan
 from fabricbench.launch import Layout, get_launcher
 from fabricbench.native import NativeMissing, engine_path
 
@@ -88,22 +89,79 @@ def check_every_pair(recs, np: int, mode: str):
 
 
 def test_exchange_mode_with_an_odd_rank_count(engine):
-    recs = records(run_engine(engine, 3, ["allpairs", "--sizes", "64K:64K", "--window", "4", "--iterations", "2",
-                                          "--pairs", "2"]))
-    check_every_pair(recs, 3, "exchange")
+    recs = records(run_engine(engine, 3, ["allpairs", "--size", "64K", "--window", "4", "--repetitions", "2",
+                                          "--retest", "2"]))
+    points = check_every_pair(recs, 3, "exchange")
     assert recs[0]["benchmark"] == "allpairs"
+    options = recs[0]["options"]
+    assert {k: options[k] for k in ("mode", "size", "repetitions", "retest", "window", "sizes")} == {
+        "mode": "exchange", "size": 65536, "repetitions": 2, "retest": 2, "window": 4, "sizes": [65536]}
+    assert not {"iterations", "time_budget_s", "pairs"} & set(options)  # allpairs does not take them
+    assert {r["params"]["size"] for r in points if r["metric"] == "bandwidth"} == {65536}
+    assert len([r for r in points if r["params"].get("retest")]) >= 3 * 2
+
+
+def test_defaults_are_exchange_mode_three_repetitions_at_one_mebibyte(engine):
+    recs = records(run_engine(engine, 2, ["allpairs", "--window", "2"]))
+    options = recs[0]["options"]
+    assert (options["mode"], options["size"], options["repetitions"], options["retest"]) == ("exchange", 1 << 20, 3, 4)
+    sweep = [r for r in recs if r["record"] == "point" and "src" in r["params"] and not r["params"].get("retest")]
+    assert {r["params"]["mode"] for r in sweep} == {"exchange"} and {r["n"] for r in sweep} == {3}
+    assert {r["params"]["size"] for r in sweep if r["metric"] == "bandwidth"} == {1 << 20}
 
 
 def test_pairs_mode_with_an_even_rank_count(engine):
-    recs = records(run_engine(engine, 4, ["allpairs_pairs", "--sizes", "32K:32K", "--window", "2", "--iterations", "2",
-                                          "--pairs", "3"]))
+    recs = records(run_engine(engine, 4, ["allpairs", "--mode", "pairs", "--size", "32K", "--window", "2",
+                                          "--repetitions", "2", "--retest", "3"]))
     points = check_every_pair(recs, 4, "pairs")
     assert all(r["params"]["window"] == 2 for r in points if r["metric"] == "bandwidth")
+    assert recs[0]["options"]["mode"] == "pairs"
 
 
 def test_pairs_mode_with_an_odd_rank_count_rests_one_rank_per_round(engine):
-    recs = records(run_engine(engine, 5, ["allpairs_pairs", "--sizes", "16K:16K", "--window", "2", "--iterations", "2"]))
+    recs = records(run_engine(engine, 5, ["allpairs", "--mode=pairs", "--size", "16K", "--window", "2",
+                                          "--repetitions", "2"]))
     check_every_pair(recs, 5, "pairs")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sizes", "1M:1M"], "allpairs does not take --sizes (it measures bandwidth at one size: --size BYTES"),
+    (["--iterations", "3"], "allpairs does not take --iterations (every pair is measured once in each of "
+                            "--repetitions N sweeps"),
+    (["--time-budget", "1"], "allpairs does not take --time-budget"),
+    (["--pairs", "2"], "allpairs does not take --pairs (every pair is measured; --retest K"),
+    (["--root", "1"], "allpairs does not take --root (it applies to bcast, reduce)"),
+    (["--mode", "ring"], "--mode: expected exchange or pairs, got 'ring'"),
+    (["--size", "0"], "--size: expected a byte count of at least 1"),
+    (["--repetitions", "0"], "--repetitions: expected an integer from 1 to 1000"),
+    (["--retest", "-1"], "--retest: expected a positive integer"),
+])
+def test_options_it_does_not_take_are_usage_errors(engine, args, message):
+    proc = run_engine(engine, 2, ["allpairs", *args], timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count(message) == 1 and proc.stderr.count("usage: fabricbench-mpi") == 1
+
+
+@pytest.mark.parametrize("option,value", [("--mode", "pairs"), ("--size", "1M"), ("--repetitions", "3"),
+                                          ("--retest", "2")])
+def test_the_allpairs_options_are_refused_elsewhere(engine, option, value):
+    proc = run_engine(engine, 2, ["latency", option, value], timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count(f"latency does not take {option} (it applies to allpairs)") == 1
+
+
+def test_the_old_pairs_mode_subcommand_is_gone(engine):
+    proc = run_engine(engine, 2, ["allpairs_pairs"], timeout=60)
+    assert proc.returncode == 2 and "unknown benchmark 'allpairs_pairs'" in proc.stderr
+
+
+def test_the_check_passes_its_options_to_the_engine():
+    plan = CheckPlan(size=256 * 1024, repetitions=5, mode="pairs", retest=6)
+    assert plan.engine_args() == ["allpairs", "--mode", "pairs", "--size", "262144", "--repetitions", "5",
+                                  "--retest", "6", "--window", "64"]
+    assert CheckPlan().engine_args() == ["allpairs", "--mode", "exchange", "--size", "1048576", "--repetitions", "3",
+                                         "--retest", "4", "--window", "16"]
+    assert plan.to_dict()["benchmark"] == "allpairs"
 
 
 def test_one_rank_is_refused(engine):
@@ -112,10 +170,10 @@ def test_one_rank_is_refused(engine):
 
 
 def test_validate_checks_every_transfer(engine):
-    recs = records(run_engine(engine, 2, ["allpairs", "--sizes", "4K:4K", "--window", "2", "--iterations", "2",
+    recs = records(run_engine(engine, 2, ["allpairs", "--size", "4K", "--window", "2", "--repetitions", "2",
                                           "--validate"]))
     assert all(r["params"]["validate"] for r in recs if r["record"] == "point")
-    proc = run_engine(engine, 2, ["allpairs", "--sizes", "4K:4K", "--window", "2", "--iterations", "2",
+    proc = run_engine(engine, 2, ["allpairs", "--size", "4K", "--window", "2", "--repetitions", "2",
                                   "--inject-corruption", "1"])
     assert proc.returncode == 3 and "validation failed" in proc.stderr
 

@@ -3,17 +3,17 @@
  * pairs measured again alone, so that fabricbench's analysis can tell a bad node or link
  * from a busy moment.
  *
- *   allpairs        exchange rounds (mpiGraph's pattern): in round d = 1 .. N-1 rank r
- *                   sends a window to (r + d) mod N while it receives one from
- *                   (r - d) mod N, so every node sends one stream and receives one.
- *   allpairs_pairs  disjoint pairs: a round-robin tournament of N/2 pairs per round (N-1
- *                   rounds; N rounds with one rank resting when N is odd); in each pair
- *                   the lower rank sends its window first, then the higher one, so a node
- *                   only ever does one transfer. Records say benchmark "allpairs" with
- *                   params.mode "pairs".
+ *   --mode exchange  exchange rounds (mpiGraph's pattern, the default): in round
+ *                    d = 1 .. N-1 rank r sends a window to (r + d) mod N while it receives
+ *                    one from (r - d) mod N, so every node sends one stream and receives one.
+ *   --mode pairs     disjoint pairs: a round-robin tournament of N/2 pairs per round (N-1
+ *                    rounds; N rounds with one rank resting when N is odd); in each pair
+ *                    the lower rank sends its window first, then the higher one, so a node
+ *                    only ever does one transfer.
+ * Records say benchmark "allpairs" either way, and params.mode which pattern it was.
  *
- * Bandwidth, per message size of --sizes (default 1 MiB): a window of --window
- * non-blocking messages, acknowledged by the receiver, every round starting at a barrier.
+ * Bandwidth at --size bytes (default 1 MiB): a window of --window non-blocking
+ * messages, acknowledged by the receiver, every round starting at a barrier.
  * Each transfer gives two figures, like mpiGraph's Send and Recv matrices: "send" as the
  * sender times it (posting the window to the receiver's acknowledgement: the OSU bw
  * definition) and "recv" as the receiver times it (posting its receives to the last
@@ -22,7 +22,7 @@
  * ping-pong over the tournament of disjoint pairs, both ends initiating in turn; a
  * measurement is the median of LAT_ROUND_TRIPS round trips timed one by one, halved.
  *
- * The sweep over all rounds is repeated --iterations times (default 3, spread in time so
+ * The sweep over all rounds is repeated --repetitions times (default 3, spread in time so
  * that one busy moment spoils one repetition of a pair, not all); a pair's record is the
  * median over repetitions with the statistics over them. --warmup N (default 1) untimed
  * windows per pair come first and set up every connection.
@@ -34,7 +34,7 @@
  * of the global median, or whose latency median is above 1 / LAT_SCREEN_FRACTION of the
  * global one (at most NODE_PAIR_CAP pairs); then every pair below the same screens
  * against what its sender sends and its receiver receives elsewhere (the lower of the
- * two medians; at most CELL_CAP pairs), and at least the --pairs K (default 4) lowest of
+ * two medians; at most CELL_CAP pairs), and at least the --retest K (default 4) lowest of
  * those. Retest records carry params.retest = true and retest_reason "node" or "slowest".
  *
  * Records: per ordered pair and size, bandwidth "send" and "recv" (params size, src, dst,
@@ -64,10 +64,7 @@
 #define LAT_BYTES 8
 #define LAT_ROUND_TRIPS 16
 #define LAT_WARMUP 2
-#define DEFAULT_REPETITIONS 3
-#define MAX_REPETITIONS 1000
 #define DEFAULT_WARMUP 1
-#define DEFAULT_RETESTS 4
 #define SCREEN_FRACTION 0.85
 #define LAT_SCREEN_FRACTION 0.6
 #define NODE_PAIR_CAP 64
@@ -601,7 +598,7 @@ static int choose_retests(ap_state *s, ap_pair **out)
 {
     const int np = s->np;
     const size_t cells = (size_t)np * np;
-    int want = s->ctx->opt.pairs ? s->ctx->opt.pairs : DEFAULT_RETESTS;
+    int want = s->ctx->opt.retest;
     long long total = (long long)np * (np - 1);
     if (want > total)
         want = (int)total;
@@ -690,8 +687,8 @@ static int choose_retests(ap_state *s, ap_pair **out)
     return n;
 }
 
-/* Measures one pair alone: bandwidth src -> dst and latency initiated by src, --iterations
- * repetitions each; every other rank sleeps in the barrier of the next pair. */
+/* Measures one pair alone: bandwidth src -> dst and latency initiated by src, --repetitions
+ * each; every other rank sleeps in the barrier of the next pair. */
 static void retest_pair(ap_state *s, const ap_pair *p)
 {
     const int reps = s->reps, me = s->me;
@@ -785,17 +782,16 @@ static void fill_nan(double *x, size_t n)
         x[i] = NAN;
 }
 
-static void run_allpairs(fb_ctx *ctx, enum mode mode)
+void fb_run_allpairs(fb_ctx *ctx)
 {
     ap_state s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
-    s.mode = mode;
+    s.mode = ctx->opt.mode == FB_MODE_PAIRS ? PAIRS : EXCHANGE;
     s.np = ctx->np;
     s.me = ctx->rank;
     s.window = ctx->opt.window;
-    s.reps = ctx->opt.iterations ? (int)(ctx->opt.iterations < MAX_REPETITIONS ? ctx->opt.iterations : MAX_REPETITIONS)
-                                 : DEFAULT_REPETITIONS;
+    s.reps = ctx->opt.repetitions;
     s.warmup = ctx->opt.warmup >= 0 ? ctx->opt.warmup : DEFAULT_WARMUP;
     long long biggest = 0;
     for (int i = 0; i < ctx->nsizes; i++)
@@ -871,17 +867,4 @@ static void run_allpairs(fb_ctx *ctx, enum mode mode)
     free(s.med_recv);
     free(s.med_lat);
     free(s.hosts);
-}
-
-void fb_run_allpairs(fb_ctx *ctx) { run_allpairs(ctx, EXCHANGE); }
-
-/* Pairs mode writes its records under the benchmark name "allpairs" (params.mode says
- * which pattern), so stored all-pairs results look the same whichever way they were taken. */
-void fb_run_allpairs_pairs(fb_ctx *ctx)
-{
-    static fb_bench as_allpairs;
-    as_allpairs = *ctx->bench;
-    as_allpairs.name = "allpairs";
-    ctx->bench = &as_allpairs;
-    run_allpairs(ctx, PAIRS);
 }

@@ -1,6 +1,6 @@
 /* fabricbench.h - what every part of the engine shares: the run context and the
  * benchmark table entry. Each benchmark family (pt2pt.c, collective.c, hpcc_net.c,
- * info.c) exports its run functions here; main.c dispatches to them. */
+ * allpairs.c, info.c) exports its run functions here; main.c dispatches to them. */
 #ifndef FABRICBENCH_H
 #define FABRICBENCH_H
 
@@ -32,6 +32,7 @@ typedef struct fb_bench {
     long long size_floor;         /* sizes below this are skipped (reductions need a float) */
     int points_per_size;          /* point records per size, or in total when sizes are fixed */
     enum fb_pairing pairing;
+    unsigned takes;               /* FB_OPT_* it accepts; any other of those is a usage error */
     void (*run)(fb_ctx *ctx);
 } fb_bench;
 
@@ -90,6 +91,8 @@ void fb_run_reduce_scatter(fb_ctx *ctx);
 
 void fb_run_pingpong_pairs(fb_ctx *ctx);
 void fb_run_ring(fb_ctx *ctx);
+
+void fb_run_allpairs(fb_ctx *ctx);
 
 void fb_run_info(fb_ctx *ctx);
 

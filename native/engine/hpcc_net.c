@@ -272,8 +272,8 @@ static void pairs_point(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth)
         pt.value = pt.st.mean; /* HPCC's AvgPingPong figure */
         pt.iterations = s.loop * hc->measurements;
         fb_json_int(&pt.params, "pairs", count);
-        fb_json_int(&pt.params, "loop_length", s.loop);
-        fb_json_int(&pt.params, "measurements", hc->measurements);
+        fb_json_int(&pt.detail, "loop_length", s.loop);
+        fb_json_int(&pt.detail, "measurements", hc->measurements);
         fb_json_int(&pt.detail, "pairs_measured", count);
         fb_json_int(&pt.detail, "pairs_total", total);
         fb_json_bool(&pt.detail, "sampled", count < total);
@@ -503,8 +503,8 @@ static void ring_points(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth, const
                 fb_json_int(&pt.params, "random_rings", nrings);
                 fb_json_int(&pt.params, "seed", (long long)ctx->opt.seed);
             }
-            fb_json_int(&pt.params, "loop_length", loop);
-            fb_json_int(&pt.params, "measurements", M);
+            fb_json_int(&pt.detail, "loop_length", loop);
+            fb_json_int(&pt.detail, "measurements", M);
             fb_json_str(&pt.detail, "definition",
                         random ? "per ring: best of M measurements of max over ranks of time / (2 L); "
                                  "value: geometric mean over rings"

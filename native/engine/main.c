@@ -16,64 +16,66 @@
 #define MiB (1024LL * 1024LL)
 #define FIXED (-1LL)
 
-void fb_run_allpairs(fb_ctx *ctx); /* allpairs.c */
-void fb_run_allpairs_pairs(fb_ctx *ctx);
+#define SIZED (FB_OPT_SIZES | FB_OPT_TIMING)
 
 /* Sizes: the default --sizes range (FIXED: the benchmark takes no --sizes); floor: the
- * smallest size it can measure; points: records per size (or in all, for FIXED). */
+ * smallest size it can measure; points: records per size (or in all, for FIXED). Takes:
+ * the benchmark-specific options it accepts (options.h); giving another is a usage error.
+ * info takes the timing options and ignores them, because `fabricbench run` passes
+ * --iterations and --time-budget to every step. */
 static const fb_bench benchmarks[] = {
     {.name = "latency", .family = "pt2pt", .run = fb_run_latency, .min_ranks = 2,
      .summary = "blocking ping-pong between ranks 0 and 1, one-way = round trip / 2",
-     .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1},
+     .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED},
     {.name = "bw", .family = "pt2pt", .run = fb_run_bw, .min_ranks = 2,
      .summary = "rank 0 to 1: a window of non-blocking sends, acknowledged by the receiver",
-     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1},
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW},
     {.name = "bibw", .family = "pt2pt", .run = fb_run_bibw, .min_ranks = 2,
      .summary = "ranks 0 and 1: windows of non-blocking sends in both directions at once",
-     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1},
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW},
     {.name = "mbw_mr", .family = "pt2pt", .run = fb_run_mbw_mr, .min_ranks = 2, .even_ranks = 1,
      .summary = "multi-pair bandwidth and message rate, rank i sends to rank i + np/2",
-     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 2, .pairing = FB_PAIRS_HALVES},
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 2, .pairing = FB_PAIRS_HALVES,
+     .takes = SIZED | FB_OPT_WINDOW | FB_OPT_PAIRS},
     {.name = "multi_lat", .family = "pt2pt", .run = fb_run_multi_lat, .min_ranks = 2, .even_ranks = 1,
      .summary = "ping-pong latency of all pairs (i, i + np/2) at once",
-     .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .pairing = FB_PAIRS_HALVES},
+     .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .pairing = FB_PAIRS_HALVES,
+     .takes = SIZED | FB_OPT_PAIRS},
     {.name = "barrier", .family = "collective", .run = fb_run_barrier, .min_ranks = 1,
      .summary = "MPI_Barrier latency",
-     .size_min = FIXED, .size_max = FIXED, .points_per_size = 1},
+     .size_min = FIXED, .size_max = FIXED, .points_per_size = 1, .takes = FB_OPT_TIMING},
     {.name = "bcast", .family = "collective", .run = fb_run_bcast, .min_ranks = 1,
      .summary = "MPI_Bcast latency (size = bytes broadcast)",
-     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1},
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
     {.name = "reduce", .family = "collective", .run = fb_run_reduce, .min_ranks = 1,
      .summary = "MPI_Reduce latency, MPI_FLOAT sum (size = bytes per rank)",
-     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1},
+     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
     {.name = "allreduce", .family = "collective", .run = fb_run_allreduce, .min_ranks = 1,
      .summary = "MPI_Allreduce latency, MPI_FLOAT sum (size = bytes per rank)",
-     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1},
+     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1, .takes = SIZED},
     {.name = "allgather", .family = "collective", .run = fb_run_allgather, .min_ranks = 1,
      .summary = "MPI_Allgather latency (size = bytes each rank contributes)",
-     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1},
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED},
     {.name = "alltoall", .family = "collective", .run = fb_run_alltoall, .min_ranks = 1,
      .summary = "MPI_Alltoall latency (size = bytes per destination block)",
-     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1},
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED},
     {.name = "reduce_scatter", .family = "collective", .run = fb_run_reduce_scatter, .min_ranks = 1,
      .summary = "MPI_Reduce_scatter_block latency, MPI_FLOAT sum (size = bytes each rank receives)",
-     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1},
+     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1, .takes = SIZED},
     {.name = "pingpong_pairs", .family = "hpcc", .run = fb_run_pingpong_pairs, .min_ranks = 2,
      .summary = "HPCC ping-pong over all (or sampled) ordered pairs: 8 B latency, 2,000,000 B bandwidth",
-     .size_min = FIXED, .size_max = FIXED, .points_per_size = 2, .pairing = FB_PAIRS_SAMPLED},
+     .size_min = FIXED, .size_max = FIXED, .points_per_size = 2, .pairing = FB_PAIRS_SAMPLED,
+     .takes = FB_OPT_TIMING | FB_OPT_PAIRS | FB_OPT_SEED},
     {.name = "ring", .family = "hpcc", .run = fb_run_ring, .min_ranks = 2,
      .summary = "HPCC naturally and randomly ordered rings: 8 B latency, 2,000,000 B bandwidth per process",
-     .size_min = FIXED, .size_max = FIXED, .points_per_size = 4},
+     .size_min = FIXED, .size_max = FIXED, .points_per_size = 4,
+     .takes = FB_OPT_TIMING | FB_OPT_RANDOM_RINGS | FB_OPT_SEED},
     {.name = "allpairs", .family = "health", .run = fb_run_allpairs, .min_ranks = 2,
-     .summary = "all-pairs link check, one rank per node: exchange rounds (r sends to r+d, receives from r-d), "
-                "bandwidth at --sizes (1 MiB) and 8 B latency, --iterations repetitions (3), --pairs retests (4)",
-     .size_min = 1 * MiB, .size_max = 1 * MiB, .points_per_size = 0},
-    {.name = "allpairs_pairs", .family = "health", .run = fb_run_allpairs_pairs, .min_ranks = 2,
-     .summary = "allpairs with N/2 disjoint pairs per round, one direction at a time (records say allpairs, mode pairs)",
-     .size_min = 1 * MiB, .size_max = 1 * MiB, .points_per_size = 0},
+     .summary = "link check, one rank per node: every pair's bandwidth at --size and 8 B latency, then retests",
+     .size_min = FIXED, .size_max = FIXED, .points_per_size = 0, .takes = FB_OPT_ALLPAIRS | FB_OPT_WINDOW},
     {.name = "info", .family = "info", .run = fb_run_info, .min_ranks = 1,
      .summary = "one rank_info record per rank: host, pid, MPI library, timer",
-     .size_min = FIXED, .size_max = FIXED, .points_per_size = 0},
+     .size_min = FIXED, .size_max = FIXED, .points_per_size = 0, .takes = FB_OPT_TIMING},
 };
 #define NBENCH ((int)(sizeof benchmarks / sizeof benchmarks[0]))
 
@@ -141,6 +143,34 @@ static const fb_bench *find_bench(const char *name)
     return NULL;
 }
 
+/* Why b refuses the option flag: a hint where the benchmark has its own word for it,
+ * otherwise the benchmarks that do take it. */
+static void refusal(const fb_bench *b, unsigned flag, char *err, size_t len)
+{
+    const char *name = fb_option_name(flag), *why = NULL;
+    if (flag == FB_OPT_SIZES)
+        why = b->takes & FB_OPT_SIZE ? "it measures bandwidth at one size: --size BYTES, default 1M"
+              : strcmp(b->family, "hpcc") == 0 ? "HPCC's sizes are fixed: 8 bytes for latency, 2,000,000 bytes "
+                                                 "for bandwidth"
+                                               : "it sends no payload";
+    else if ((b->takes & FB_OPT_REPETITIONS) && (flag & FB_OPT_TIMING))
+        why = "every pair is measured once in each of --repetitions N sweeps, default 3; no time budget";
+    else if ((b->takes & FB_OPT_RETEST) && flag == FB_OPT_PAIRS)
+        why = "every pair is measured; --retest K says how many of the slowest are measured again alone";
+    if (why) {
+        snprintf(err, len, "%s does not take %s (%s)", b->name, name, why);
+        return;
+    }
+    char users[256] = "";
+    for (int i = 0; i < NBENCH; i++) {
+        if (!(benchmarks[i].takes & flag))
+            continue;
+        size_t used = strlen(users);
+        snprintf(users + used, sizeof users - used, "%s%s", used ? ", " : "", benchmarks[i].name);
+    }
+    snprintf(err, len, "%s does not take %s (it applies to %s)", b->name, name, users);
+}
+
 /* Rank-count and option checks that need np; the same verdict on every rank. */
 static int check_layout(const fb_ctx *ctx, char *err, size_t len, int *usage)
 {
@@ -158,10 +188,9 @@ static int check_layout(const fb_ctx *ctx, char *err, size_t len, int *usage)
         return -1;
     }
     *usage = 1;
-    if (o->sizes_given && b->size_max == FIXED) {
-        snprintf(err, len, "%s does not take --sizes (%s)", b->name,
-                 b->family[0] == 'h' ? "HPCC's sizes are fixed: 8 bytes for latency, 2,000,000 bytes for bandwidth"
-                                     : "it sends no payload");
+    unsigned refused = o->given & ~b->takes;
+    if (refused) {
+        refusal(b, refused & -refused, err, len); /* the first one, in FB_OPT_* order */
         return -1;
     }
     if (o->root >= ctx->np) {
@@ -183,13 +212,20 @@ static int check_layout(const fb_ctx *ctx, char *err, size_t len, int *usage)
 static int setup_sizes(fb_ctx *ctx)
 {
     const fb_bench *b = ctx->bench;
+    if (b->takes & FB_OPT_SIZE) {
+        ctx->sizes = fb_malloc(sizeof *ctx->sizes);
+        ctx->sizes[0] = ctx->opt.size;
+        ctx->nsizes = 1;
+        ctx->points_planned = b->points_per_size;
+        return 0;
+    }
     if (b->size_max == FIXED) {
         const long long *fixed = NULL;
         int n = 0;
         if (b->run == fb_run_barrier) {
             fixed = barrier_sizes;
             n = 1;
-        } else if (b->family[0] == 'h') {
+        } else if (strcmp(b->family, "hpcc") == 0) {
             fixed = hpcc_sizes;
             n = 2;
         }

@@ -14,6 +14,10 @@
 #define DEFAULT_MIN_ITERATIONS 10
 #define DEFAULT_CACHE_POOL (64LL << 20)
 #define DEFAULT_SEED 1
+#define DEFAULT_SIZE (1LL << 20)
+#define DEFAULT_REPETITIONS 3
+#define DEFAULT_RETESTS 4
+#define MAX_REPETITIONS 1000
 
 static void set_defaults(fb_options *opt)
 {
@@ -26,7 +30,41 @@ static void set_defaults(fb_options *opt)
     opt->seed = DEFAULT_SEED;
     opt->inject_corruption = -1;
     opt->test_die_after = -1;
+    opt->test_underestimate = 1.0;
     opt->format = FB_FORMAT_JSONL;
+    opt->mode = FB_MODE_EXCHANGE;
+    opt->size = DEFAULT_SIZE;
+    opt->repetitions = DEFAULT_REPETITIONS;
+    opt->retest = DEFAULT_RETESTS;
+}
+
+static const struct {
+    unsigned flag;
+    const char *name;
+} option_names[] = {
+    {FB_OPT_SIZES, "--sizes"},           {FB_OPT_WINDOW, "--window"},
+    {FB_OPT_ITERATIONS, "--iterations"}, {FB_OPT_TIME_BUDGET, "--time-budget"},
+    {FB_OPT_MIN_ITERATIONS, "--min-iterations"}, {FB_OPT_PAIRS, "--pairs"},
+    {FB_OPT_RANDOM_RINGS, "--random-rings"}, {FB_OPT_ROOT, "--root"},
+    {FB_OPT_SEED, "--seed"},             {FB_OPT_MODE, "--mode"},
+    {FB_OPT_SIZE, "--size"},             {FB_OPT_REPETITIONS, "--repetitions"},
+    {FB_OPT_RETEST, "--retest"},
+};
+
+const char *fb_option_name(unsigned flag)
+{
+    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
+        if (option_names[i].flag == flag)
+            return option_names[i].name;
+    return NULL;
+}
+
+static unsigned option_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof option_names / sizeof option_names[0]; i++)
+        if (strcmp(option_names[i].name, name) == 0)
+            return option_names[i].flag;
+    return 0;
 }
 
 static int fail(char *err, int errlen, const char *fmt, ...)
@@ -134,6 +172,7 @@ static int parse_sizes(fb_options *opt, const char *text, char *err, int errlen)
 static int apply(fb_options *opt, const char *name, const char *value, char *err, int errlen)
 {
     long long ll;
+    opt->given |= option_flag(name);
     if (strcmp(name, "--sizes") == 0)
         return parse_sizes(opt, value, err, errlen);
     if (strcmp(name, "--window") == 0) {
@@ -207,6 +246,44 @@ static int apply(fb_options *opt, const char *name, const char *value, char *err
             return fail(err, errlen, "--root: expected a rank >= 0, got '%s'", value);
         return 0;
     }
+    if (strcmp(name, "--mode") == 0) {
+        if (strcmp(value, "exchange") == 0)
+            opt->mode = FB_MODE_EXCHANGE;
+        else if (strcmp(value, "pairs") == 0)
+            opt->mode = FB_MODE_PAIRS;
+        else
+            return fail(err, errlen, "--mode: expected exchange or pairs, got '%s'", value);
+        return 0;
+    }
+    if (strcmp(name, "--size") == 0) {
+        if (fb_parse_bytes(value, &opt->size) || opt->size < 1)
+            return fail(err, errlen, "--size: expected a byte count of at least 1 (suffixes K, M, G, KiB, MiB, GiB), "
+                        "got '%s'", value);
+        if (opt->size > INT_MAX)
+            return fail(err, errlen, "--size: %lld bytes is more than one MPI message can carry here (max %d)",
+                        opt->size, INT_MAX);
+        return 0;
+    }
+    if (strcmp(name, "--repetitions") == 0) {
+        if (parse_int(value, 1, MAX_REPETITIONS, &opt->repetitions))
+            return fail(err, errlen, "--repetitions: expected an integer from 1 to %d, got '%s'", MAX_REPETITIONS,
+                        value);
+        return 0;
+    }
+    if (strcmp(name, "--retest") == 0) {
+        if (parse_int(value, 1, INT_MAX, &opt->retest))
+            return fail(err, errlen, "--retest: expected a positive integer, got '%s'", value);
+        return 0;
+    }
+    if (strcmp(name, "--test-underestimate") == 0) {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end || !isfinite(v) || v < 1.0 || v > 1e12)
+            return fail(err, errlen, "--test-underestimate: expected a factor >= 1, got '%s'", value);
+        opt->test_underestimate = v;
+        return 0;
+    }
     if (strcmp(name, "--format") == 0) {
         if (strcmp(value, "jsonl") == 0)
             opt->format = FB_FORMAT_JSONL;
@@ -234,7 +311,8 @@ static int apply(fb_options *opt, const char *name, const char *value, char *err
 static const char *const valued_options[] = {
     "--sizes", "--window", "--warmup", "--iterations", "--min-iterations", "--time-budget",
     "--cache", "--cache-pool", "--seed", "--pairs", "--random-rings", "--root", "--format",
-    "--inject-corruption", "--test-die-after",
+    "--mode", "--size", "--repetitions", "--retest",
+    "--inject-corruption", "--test-die-after", "--test-underestimate",
 };
 
 static int takes_value(const char *name)
@@ -296,6 +374,8 @@ int fb_options_parse(fb_options *opt, int argc, char **argv, char *err, int errl
         return fail(err, errlen, "--iterations (fixed count) and --time-budget (adaptive count) exclude each other");
     if (opt->iterations && opt->min_iterations_given)
         return fail(err, errlen, "--min-iterations applies to the adaptive count, not to --iterations");
+    if (opt->iterations && opt->test_underestimate > 1.0)
+        return fail(err, errlen, "--test-underestimate applies to the adaptive count, not to --iterations");
     return 0;
 }
 
@@ -312,18 +392,19 @@ void fb_print_options_help(void)
         "  --sizes MIN:MAX        message sizes: the powers of two between MIN and MAX, plus 0 when\n"
         "                         MIN is 0. Suffixes K/M/G (= KiB/MiB/GiB, 1024-based) and kB/MB/GB\n"
         "                         (1000-based). Collectives: bytes per rank (see the record params).\n"
-        "  --window N             messages in flight per iteration for bw, bibw, mbw_mr (64)\n"
+        "  --window N             messages in flight per iteration for bw, bibw, mbw_mr, allpairs (64)\n"
         "  --warmup N             warm-up iterations per point (default: automatic, doubling rounds\n"
         "                         until a round lasts 10 ms or a quarter of the time budget)\n"
         "  --iterations N         fixed number of timed iterations per point\n"
         "  --time-budget SECONDS  adaptive count: enough iterations to fill SECONDS per point (0.2),\n"
-        "                         decided on rank 0 from the warm-up and broadcast\n"
-        "  --min-iterations N     floor of the adaptive count (10)\n"
+        "                         decided on rank 0 from the warm-up and broadcast; a point that runs\n"
+        "                         slower than its warm-up said stops after about 2 x SECONDS\n"
+        "  --min-iterations N     floor of the adaptive count, also when it stops early (10)\n"
         "  --cache warm|cold      cold: each iteration uses a fresh buffer region of a pool (warm)\n"
         "  --cache-pool BYTES     size of each cold-cache buffer pool (64M)\n"
         "  --validate             fill send buffers with a pattern (size, iteration, rank) and check\n"
         "                         every received byte; a mismatch exits with status 3\n"
-        "  --seed N               seed of the random rings and of pair sampling (1)\n"
+        "  --seed N               seed of ring's random rings and of pingpong_pairs' sampling (1)\n"
         "  --pairs N              pairs for mbw_mr and multi_lat (np/2), or the number of sampled\n"
         "                         pairs for pingpong_pairs (all that fit the time budget)\n"
         "  --random-rings N       random rings for ring (HPCC: 30 for latency, 10 for bandwidth)\n"
@@ -331,10 +412,24 @@ void fb_print_options_help(void)
         "  --format jsonl|table   JSON Lines records (default) or a human table\n"
         "  --help, --version\n"
         "\n"
+        "allpairs (also takes --window, and --warmup: untimed windows per pair, default 1):\n"
+        "  --mode exchange|pairs  exchange: in round d = 1..N-1 rank r sends to (r+d) mod N while it\n"
+        "                         receives from (r-d) mod N (mpiGraph); pairs: N/2 disjoint pairs per\n"
+        "                         round, one direction at a time (exchange)\n"
+        "  --size BYTES           bandwidth message size, suffixes as for --sizes (1M); latency is\n"
+        "                         always measured at 8 bytes\n"
+        "  --repetitions N        sweeps over every pair; a pair's record is the median (3)\n"
+        "  --retest K             at least the K slowest pairs are measured again alone (4)\n"
+        "\n"
+        "An option the benchmark does not take (--sizes for ring, --iterations or --pairs for\n"
+        "allpairs, --mode for latency, ...) is a usage error.\n"
+        "\n"
         "Test hooks (for the test suite, not for measurements):\n"
         "  --inject-corruption RANK  RANK flips one byte of every message it sends or receives\n"
         "                         after the first timed iteration (implies --validate)\n"
         "  --test-die-after N     the highest rank kills itself with SIGKILL after N points\n"
+        "  --test-underestimate F the adaptive plan takes the warm-up pace as F times faster than\n"
+        "                         it was, so that the time-budget guard has to stop the point\n"
         "\n"
         "Output: JSON Lines on stdout from rank 0 (run record, point records, end record);\n"
         "errors on stderr. Exit status: 0 ok, 1 error, 2 bad usage, 3 validation failure.\n",

@@ -8,6 +8,28 @@
 #include <stdint.h>
 
 enum fb_format { FB_FORMAT_JSONL, FB_FORMAT_TABLE };
+enum fb_allpairs_mode { FB_MODE_EXCHANGE, FB_MODE_PAIRS };
+
+/* Options that only some benchmarks take. Each benchmark lists the ones it takes
+ * (fb_bench.takes); giving any other is a usage error. The rest (--warmup, --cache,
+ * --cache-pool, --validate, --format, the test hooks) apply to every benchmark. */
+enum {
+    FB_OPT_SIZES = 1 << 0,
+    FB_OPT_WINDOW = 1 << 1,
+    FB_OPT_ITERATIONS = 1 << 2,
+    FB_OPT_TIME_BUDGET = 1 << 3,
+    FB_OPT_MIN_ITERATIONS = 1 << 4,
+    FB_OPT_PAIRS = 1 << 5,
+    FB_OPT_RANDOM_RINGS = 1 << 6,
+    FB_OPT_ROOT = 1 << 7,
+    FB_OPT_SEED = 1 << 8,
+    FB_OPT_MODE = 1 << 9,
+    FB_OPT_SIZE = 1 << 10,
+    FB_OPT_REPETITIONS = 1 << 11,
+    FB_OPT_RETEST = 1 << 12,
+    FB_OPT_TIMING = FB_OPT_ITERATIONS | FB_OPT_TIME_BUDGET | FB_OPT_MIN_ITERATIONS,
+    FB_OPT_ALLPAIRS = FB_OPT_MODE | FB_OPT_SIZE | FB_OPT_REPETITIONS | FB_OPT_RETEST,
+};
 
 typedef struct {
     const char *benchmark;
@@ -29,11 +51,17 @@ typedef struct {
     int pairs;                 /* 0 = benchmark default */
     int random_rings;          /* 0 = HPCC defaults (30 for latency, 10 for bandwidth) */
     int root;                  /* bcast, reduce */
+    enum fb_allpairs_mode mode; /* allpairs: exchange rounds or disjoint pairs */
+    long long size;            /* allpairs: the bandwidth message size (1 MiB) */
+    int repetitions;           /* allpairs: sweeps over every pair (3) */
+    int retest;                /* allpairs: at least this many slowest pairs measured again alone (4) */
     enum fb_format format;
+    unsigned given;            /* FB_OPT_* of the options on the command line */
 
     /* Test hooks (documented as such; not for measurements). */
     int inject_corruption;     /* rank that corrupts its data after the first iteration; -1 = none */
     long long test_die_after;  /* the last rank SIGKILLs itself after this many points; -1 = never */
+    double test_underestimate; /* the adaptive plan divides the warm-up pace by this; 1 = off */
 
     int help, version;
 } fb_options;
@@ -49,6 +77,9 @@ int fb_parse_bytes(const char *text, long long *out);
 /* Powers of two between min and max, with 0 first when min is 0. Returns the count
  * (0 if none) and a malloc'd array in *sizes. */
 int fb_sizes_expand(long long min, long long max, long long **sizes);
+
+/* "--sizes" for FB_OPT_SIZES, and so on; NULL for anything else. */
+const char *fb_option_name(unsigned flag);
 
 void fb_print_usage(void);  /* the short usage line, to stderr */
 void fb_print_options_help(void); /* the option list of --help, to stdout */

@@ -201,9 +201,13 @@ void fb_emit(fb_ctx *ctx, fb_point *pts, int n)
     }
 }
 
+/* The effective options. The all-pairs check has its own (mode, size, repetitions,
+ * retest) and takes none of the timing and pairing ones, so its record leaves those out;
+ * the other benchmarks list the common set. */
 static void options_json(fb_ctx *ctx, fb_json *j)
 {
     const fb_options *o = &ctx->opt;
+    const int allpairs = (ctx->bench->takes & FB_OPT_ALLPAIRS) != 0;
     fb_json_open(j, "options");
     fb_json_open_array(j, "sizes");
     for (int i = 0; i < ctx->nsizes; i++)
@@ -214,31 +218,42 @@ static void options_json(fb_ctx *ctx, fb_json *j)
         fb_json_int(j, "warmup", o->warmup);
     else
         fb_json_str(j, "warmup", "auto");
-    if (o->iterations)
-        fb_json_int(j, "iterations", o->iterations);
-    else
-        fb_json_null(j, "iterations");
-    if (o->iterations)
-        fb_json_null(j, "time_budget_s");
-    else
-        fb_json_num(j, "time_budget_s", o->time_budget);
-    fb_json_int(j, "min_iterations", o->min_iterations);
+    if (!allpairs) {
+        if (o->iterations)
+            fb_json_int(j, "iterations", o->iterations);
+        else
+            fb_json_null(j, "iterations");
+        if (o->iterations)
+            fb_json_null(j, "time_budget_s");
+        else
+            fb_json_num(j, "time_budget_s", o->time_budget);
+        fb_json_int(j, "min_iterations", o->min_iterations);
+    }
     fb_json_str(j, "cache", o->cache_cold ? "cold" : "warm");
     fb_json_int(j, "cache_pool_bytes", o->cache_pool);
     fb_json_bool(j, "validate", o->validate);
-    fb_json_int(j, "seed", (long long)o->seed);
-    if (o->pairs)
-        fb_json_int(j, "pairs", o->pairs);
-    else
-        fb_json_null(j, "pairs");
-    if (o->random_rings)
-        fb_json_int(j, "random_rings", o->random_rings);
-    else
-        fb_json_null(j, "random_rings");
-    fb_json_int(j, "root", o->root);
+    if (allpairs) {
+        fb_json_str(j, "mode", o->mode == FB_MODE_PAIRS ? "pairs" : "exchange");
+        fb_json_int(j, "size", o->size);
+        fb_json_int(j, "repetitions", o->repetitions);
+        fb_json_int(j, "retest", o->retest);
+    } else {
+        fb_json_int(j, "seed", (long long)o->seed);
+        if (o->pairs)
+            fb_json_int(j, "pairs", o->pairs);
+        else
+            fb_json_null(j, "pairs");
+        if (o->random_rings)
+            fb_json_int(j, "random_rings", o->random_rings);
+        else
+            fb_json_null(j, "random_rings");
+        fb_json_int(j, "root", o->root);
+    }
     fb_json_str(j, "format", o->format == FB_FORMAT_TABLE ? "table" : "jsonl");
     if (o->inject_corruption >= 0)
         fb_json_int(j, "inject_corruption", o->inject_corruption);
+    if (o->test_underestimate > 1.0)
+        fb_json_num(j, "test_underestimate", o->test_underestimate);
     fb_json_close(j);
 }
 

@@ -12,6 +12,10 @@
 #define MAX_ITERATIONS (1LL << 40)
 #define QUIET_POLL_NS 20000              /* how long a waiting rank sleeps between polls */
 #define TAG_QUIET_BARRIER 30000          /* above every benchmark's tags; MPI guarantees 32767 */
+#define TAG_GUARD 30001
+#define GUARD_FACTOR 2.0                 /* an adaptive point stops after this many budgets */
+#define GUARD_STRETCHES 32               /* checks per budget, at the pace seen so far */
+#define GUARD_SPIN_S 200e-6              /* a rank waiting for the verdict spins this long, then naps */
 
 void fb_timer_probe(double *resolution_us, double *overhead_us)
 {
@@ -140,6 +144,8 @@ void fb_plan_point(fb_ctx *ctx, double estimate, double budget, long long min_it
                    fb_plan *plan)
 {
     long long decided[3] = {0, 1, 0};
+    if (!ctx->opt.iterations && ctx->opt.test_underestimate > 1.0)
+        estimate /= ctx->opt.test_underestimate; /* test hook: a warm-up that saw a faster machine */
     if (ctx->rank == 0) {
         long long iters;
         if (ctx->opt.iterations) {
@@ -169,6 +175,10 @@ void fb_plan_point(fb_ctx *ctx, double estimate, double budget, long long min_it
     plan->batch = decided[1];
     plan->samples = decided[2];
     plan->estimate = estimate;
+    plan->planned = decided[0];
+    plan->floor = min_iterations;
+    plan->limit = ctx->opt.iterations ? 0.0 : GUARD_FACTOR * budget;
+    plan->stopped_early = 0;
 }
 
 void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan)
@@ -179,26 +189,91 @@ void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan)
     plan->warmup = warm;
 }
 
-double *fb_measure(fb_ctx *ctx, fb_kernel *k, const fb_plan *plan, double *elapsed)
+/* Rank 0, between stretches of samples: how many samples the next stretch has, 0 to stop.
+ * A stretch lasts about 1/GUARD_STRETCHES of the budget at the pace seen so far (wall clock,
+ * checks included), and at most as many samples as were taken so far: the stretches start
+ * at one sample and double, so a pace far slower than the warm-up's is noticed at once. */
+static long long guard_next(const fb_plan *plan, long long samples_done, long long iterations_done, double wall)
 {
-    (void)ctx;
+    if (wall >= plan->limit && iterations_done >= plan->floor)
+        return 0;
+    long long left = plan->samples - samples_done;
+    double per_sample = wall / (double)samples_done;
+    double fit = per_sample > 0.0 ? plan->limit / GUARD_FACTOR / GUARD_STRETCHES / per_sample : (double)left;
+    long long next = fit < (double)left ? (long long)fit : left;
+    if (next > samples_done)
+        next = samples_done;
+    return next < 1 ? 1 : next;
+}
+
+/* Rank 0's verdict to every rank, down a binomial tree of point-to-point messages. A
+ * waiting rank spins for GUARD_SPIN_S (the measured ranks arrive together and go straight
+ * on to the next sample) and then naps (ranks with nothing to measure give the CPU back). */
+static long long guard_verdict(long long verdict)
+{
+    int rank, np, mask = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (rank == 0) {
+        while (mask < np)
+            mask <<= 1;
+    } else {
+        while (!(rank & mask))
+            mask <<= 1;
+        MPI_Request req;
+        int done = 0;
+        MPI_Irecv(&verdict, 1, MPI_LONG_LONG, rank - mask, TAG_GUARD, MPI_COMM_WORLD, &req);
+        double t0 = MPI_Wtime();
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        while (!done) {
+            if (MPI_Wtime() - t0 > GUARD_SPIN_S)
+                nap();
+            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        }
+    }
+    for (int m = mask >> 1; m > 0; m >>= 1)
+        if (rank + m < np)
+            MPI_Send(&verdict, 1, MPI_LONG_LONG, rank + m, TAG_GUARD, MPI_COMM_WORLD);
+    return verdict;
+}
+
+double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
+{
     double *samples = fb_malloc((size_t)plan->samples * sizeof *samples);
     double total = 0.0;
-    long long first = 0;
+    long long first = 0, s = 0;
+    /* Unguarded (--iterations): one stretch of every sample. */
+    long long stretch_end = plan->limit > 0.0 ? 1 : plan->samples;
     MPI_Barrier(MPI_COMM_WORLD);
-    double prev = MPI_Wtime();
-    for (long long s = 0; s < plan->samples; s++) {
-        long long count = plan->iterations - first < plan->batch ? plan->iterations - first : plan->batch;
-        k->run(k->state, first, count);
-        double now = MPI_Wtime();
-        samples[s] = (now - prev) / (double)count;
-        total += now - prev;
-        first += count;
-        if (k->between) {
-            k->between(k->state);
-            now = MPI_Wtime();
+    double start = MPI_Wtime(), prev = start;
+    for (;;) {
+        for (; s < stretch_end; s++) {
+            long long count = plan->iterations - first < plan->batch ? plan->iterations - first : plan->batch;
+            k->run(k->state, first, count);
+            double now = MPI_Wtime();
+            samples[s] = (now - prev) / (double)count;
+            total += now - prev;
+            first += count;
+            if (k->between) {
+                k->between(k->state);
+                now = MPI_Wtime();
+            }
+            prev = now;
         }
-        prev = now;
+        if (s >= plan->samples)
+            break;
+        /* Outside the timed region: the next sample starts its clock after the verdict. */
+        long long next = ctx->rank == 0 ? guard_next(plan, s, first, MPI_Wtime() - start) : 0;
+        next = guard_verdict(next);
+        if (next <= 0)
+            break;
+        stretch_end = s + next;
+        prev = MPI_Wtime();
+    }
+    if (s < plan->samples) {
+        plan->stopped_early = 1;
+        plan->samples = s;
+        plan->iterations = first;
     }
     fb_quiet_barrier();
     *elapsed = total;
@@ -210,4 +285,9 @@ void fb_plan_detail(fb_json *detail, const fb_plan *plan)
     fb_json_int(detail, "batch", plan->batch);
     fb_json_int(detail, "warmup_iterations", plan->warmup);
     fb_json_num(detail, "warmup_estimate_us", plan->estimate * 1e6);
+    if (plan->stopped_early) {
+        fb_json_bool(detail, "stopped_early", 1);
+        fb_json_int(detail, "iterations_planned", plan->planned);
+        fb_json_num(detail, "time_limit_s", plan->limit);
+    }
 }

@@ -3,7 +3,13 @@
  * A benchmark describes one iteration of its pattern as a kernel; this module warms
  * it up, decides how many iterations to time (rank 0 decides, everyone is told), and
  * times them in samples. A sample covers one iteration, or a batch of iterations when
- * one iteration is so short that reading the clock would be a visible part of it. */
+ * one iteration is so short that reading the clock would be a visible part of it.
+ *
+ * The warm-up's pace can be far too optimistic when ranks share cores with other work
+ * (a descheduled rank stalls its partner), so an adaptive point is also guarded: between
+ * stretches of samples, outside the timed region, rank 0 looks at the wall clock and
+ * tells every rank whether to go on; once twice the budget has passed the point stops
+ * with the iterations done so far (never fewer than the floor). */
 #ifndef FB_TIMING_H
 #define FB_TIMING_H
 
@@ -20,11 +26,15 @@ typedef struct {
 } fb_kernel;
 
 typedef struct {
-    long long iterations;  /* timed iterations */
+    long long iterations;  /* timed iterations (after fb_measure: the ones actually timed) */
     long long batch;       /* iterations per sample */
-    long long samples;     /* ceil(iterations / batch) */
+    long long samples;     /* ceil(iterations / batch) (after fb_measure: samples taken) */
     long long warmup;      /* warm-up iterations that were run */
-    double estimate;       /* seconds per iteration seen in the warm-up (max over ranks) */
+    double estimate;       /* seconds per iteration the plan went by (warm-up pace, max over ranks) */
+    long long planned;     /* iterations planned */
+    long long floor;       /* the guard never stops before this many iterations */
+    double limit;          /* seconds of wall time after which the guard stops; 0 = no guard */
+    int stopped_early;     /* fb_measure stopped at the limit, before `planned` */
 } fb_plan;
 
 /* Measures MPI_Wtime's resolution and call overhead (microseconds). */
@@ -35,16 +45,19 @@ void fb_timer_probe(double *resolution_us, double *overhead_us);
 double fb_warmup(fb_ctx *ctx, fb_kernel *k, long long *warmup_run);
 
 /* Decides the plan on rank 0 and broadcasts it: --iterations N, or enough iterations
- * to fill budget seconds at the estimated pace (at least min_iterations). */
+ * to fill budget seconds at the estimated pace (at least min_iterations), guarded at
+ * twice the budget. */
 void fb_plan_point(fb_ctx *ctx, double estimate, double budget, long long min_iterations, int batchable,
                    fb_plan *plan);
 
 /* Warm-up plus plan with the run's own budget and floor: the common case. */
 void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan);
 
-/* Times plan->iterations iterations. Returns a malloc'd array of plan->samples
- * per-iteration times in seconds; *elapsed gets the total timed seconds. */
-double *fb_measure(fb_ctx *ctx, fb_kernel *k, const fb_plan *plan, double *elapsed);
+/* Times plan->iterations iterations, or fewer when the guard stops the point (then
+ * plan->iterations and plan->samples say what was done, and plan->stopped_early is set).
+ * Returns a malloc'd array of plan->samples per-iteration times in seconds; *elapsed gets
+ * the total timed seconds. */
+double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed);
 
 /* A barrier that sleeps while it waits, so ranks with nothing to do (the ranks outside
  * a point-to-point measurement) leave the CPU to the ranks being measured; this matters
@@ -54,7 +67,8 @@ void fb_quiet_barrier(void);
 /* Sleeps until a message from source with tag is waiting (then receive it as usual). */
 void fb_quiet_probe(int source, int tag);
 
-/* Adds how the point was measured to a record's detail: batch, warm-up, estimate. */
+/* Adds how the point was measured to a record's detail: batch, warm-up, estimate, and
+ * when the guard stopped it, the iterations planned and the time limit. */
 void fb_plan_detail(fb_json *detail, const fb_plan *plan);
 
 #endif

@@ -15,6 +15,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Params that say how a point was measured, not what: they never split a curve or stop two
 # runs' points from matching (the engine picks loop lengths and sample counts per point).
+# The engine now writes loop_length and measurements (HPCC's L and M) into detail, not
+# params; they stay listed so that runs stored before that change still group and match.
 IGNORED_PARAMS = frozenset({"size", "loop_length", "measurements", "seed", "random_rings", "batch"})
 IGNORED_BY_BENCHMARK = {"pingpong_pairs": frozenset({"pairs"})}  # pairs measured: set by the time budget
 # Params left out of labels unless they differ between the curves shown together.

@@ -24,7 +24,8 @@ MiB = 1 << 20
 DEFAULT_SIZE = MiB
 WINDOW_BYTES = 16 * MiB  # bytes per timed window when --window is not given
 MAX_WINDOW = 64
-MODES = {"exchange": "allpairs", "pairs": "allpairs_pairs"}
+MODES = ("exchange", "pairs")  # the engine's allpairs --mode
+BENCHMARK = "allpairs"
 
 
 class HealthCannotRun(FabricbenchError):
@@ -63,11 +64,11 @@ class CheckPlan:
 
     @property
     def benchmark(self) -> str:
-        return MODES[self.mode]
+        return BENCHMARK
 
     def engine_args(self) -> List[str]:
-        return [self.benchmark, "--sizes", f"{self.size}:{self.size}", "--window", str(self.effective_window),
-                "--iterations", str(self.repetitions), "--pairs", str(self.retest)]
+        return [self.benchmark, "--mode", self.mode, "--size", str(self.size), "--repetitions", str(self.repetitions),
+                "--retest", str(self.retest), "--window", str(self.effective_window)]
 
     def planned_points(self, ranks: int) -> int:
         """Sweep records (latency, bandwidth send and recv per ordered pair, 3 matrix records); retests come on top."""
