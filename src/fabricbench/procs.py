@@ -117,23 +117,31 @@ class Job:
 
     def stop(self) -> None:
         """Stop the command and every process it started; idempotent."""
-        if self.proc.poll() is None:
-            tree = process_tree(self.proc.pid)
-            _signal_all(tree, signal.SIGTERM)
-            end = time.monotonic() + STOP_GRACE_S
-            while time.monotonic() < end and self.proc.poll() is None:
-                time.sleep(0.05)
-            leftovers = [p for p in process_tree(self.proc.pid) if p != self.proc.pid] if self.proc.poll() is None else []
-            _signal_all(set(tree) | set(leftovers), signal.SIGKILL)
-        else:
-            # mpirun may have exited while ranks it started linger; they kept our session id.
-            _signal_all(session_members(self.proc.pid), signal.SIGKILL)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        stop_tree(self.proc)
         for t in self._threads:
             t.join(timeout=2)
+
+
+def stop_tree(proc: "subprocess.Popen", grace: float = STOP_GRACE_S) -> None:
+    """Stop a command started with start_new_session=True and every process it started.
+
+    SIGTERM to the whole tree (mpirun forwards it to remote ranks), a grace period, then
+    SIGKILL to what is left, including ranks that moved to process groups of their own.
+    """
+    if proc.poll() is None:
+        tree = process_tree(proc.pid)
+        _signal_all(tree, signal.SIGTERM)
+        end = time.monotonic() + grace
+        while time.monotonic() < end and proc.poll() is None:
+            time.sleep(0.05)
+        leftovers = [p for p in process_tree(proc.pid) if p != proc.pid] if proc.poll() is None else []
+        _signal_all(set(tree) | set(leftovers), signal.SIGKILL)
+    # mpirun may have exited while ranks it started linger; they kept its session id.
+    _signal_all(session_members(proc.pid), signal.SIGKILL)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def session_members(sid: int) -> List[int]:

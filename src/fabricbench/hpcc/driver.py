@@ -10,11 +10,9 @@ HPCC completed.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -30,6 +28,7 @@ from fabricbench.importers import ImportFormatError, ParsedRun, Source
 from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
 from fabricbench.store.records import Measurement, Run
+from fabricbench.procs import stop_tree
 
 OUTPUT = "hpccoutf.txt"
 INPUT = "hpccinf.txt"
@@ -153,11 +152,11 @@ def run_hpcc(
             try:
                 returncode = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _stop(proc)
+                stop_tree(proc)
                 returncode = proc.returncode
                 failure = f"HPCC did not finish within {timeout:g} s and was stopped"
             except KeyboardInterrupt:
-                _stop(proc)
+                stop_tree(proc)
                 returncode = proc.returncode
                 interrupted = True
                 failure = "interrupted"
@@ -222,20 +221,6 @@ def _record_hosts(store, run_id: int, runner, provenance: Dict[str, Any]) -> Non
     store.add_hosts(run_id, [Host(f.get("hostname", "?"), prov.digest(f), f) for f in facts])
     provenance["hosts"] = sorted({f.get("hostname", "?") for f in facts})
     store.update_run(run_id, provenance=provenance)
-
-
-def _stop(proc: "subprocess.Popen[bytes]") -> None:
-    """Stop the launcher and its ranks (their own process group), gently then firmly."""
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def _tail(path: Path, limit: int = 200) -> str:

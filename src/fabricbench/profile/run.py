@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from fabricbench.profile.data import PathLike, ProfileError, load_profile
+from fabricbench.procs import stop_tree
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
                 "mpirun.mpich", "mpiexec.mpich"}
@@ -122,19 +123,6 @@ def _tee(stream, sink, tail: deque) -> None:
     stream.close()
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
 def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[float] = None, library: Optional[PathLike] = None) -> ProfiledRun:
     """Run command (e.g. ["mpirun", "-np", "4", "./app"]) with the profiler and read its profile.
@@ -169,9 +157,9 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _stop(proc)
+        stop_tree(proc)
     except BaseException:
-        _stop(proc)
+        stop_tree(proc)
         raise
     reader.join(timeout=10)
     rc = proc.returncode
