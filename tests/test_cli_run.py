@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fabricbench.procs import process_tree
+from fabricbench.launch.procs import process_tree
 from fabricbench.store import open_db
 
 

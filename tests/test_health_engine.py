@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fabricbench
-from fabricbench.health import CheckPlan
+from fabricbench.workflows.health import CheckPlan
 from fabricbench.launch import Layout, get_launcher
 from fabricbench.native import NativeMissing, engine_path
 

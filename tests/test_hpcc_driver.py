@@ -13,8 +13,9 @@ from click.testing import CliRunner
 from fabricbench.analysis.hpcc import HEADLINE_KEYS
 from fabricbench.cli import main
 from fabricbench.errors import UsageError
-from fabricbench.hpcc import HpccError, plan, process_grid, problem_size, render_hpccinf, run_hpcc
-from fabricbench.hpcc.peak import detect_peak, flops_per_cycle
+from fabricbench.workflows.hpcc import HpccError, run_hpcc
+from fabricbench.workflows.hpcc_input import plan, process_grid, problem_size, render_hpccinf
+from fabricbench.workflows.cpu_peak import detect_peak, flops_per_cycle
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "import"

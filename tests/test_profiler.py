@@ -1,4 +1,4 @@
-"""libfabricbench-prof and fabricbench.profile.
+"""libfabricbench-prof and the profile workflow and analysis.
 
 Real mpirun runs of small programs (tests/data/profiler/) whose MPI calls are known, checked
 entry by entry: counts, bytes, size bins and the communication matrix; Fortran through all
@@ -21,17 +21,10 @@ from pathlib import Path
 import pytest
 
 from fabricbench.native import NativeMissing, engine_path, profiler_library
-from fabricbench.profile import (
-    ProfileError,
-    bin_range,
-    explain_failure,
-    format_summary,
-    load_profile,
-    matrix_dense,
-    prepare_command,
-    run_profiled,
-    summarize,
-)
+from fabricbench.analysis.profile import format_summary, summarize
+from fabricbench.analysis.profile_data import ProfileError, bin_range, load_profile, matrix_dense
+from fabricbench.launch.failure import explain_exit as explain_failure
+from fabricbench.workflows.profile import prepare_command, run_profiled
 
 DATA = Path(__file__).parent / "data" / "profiler"
 GENERATOR = Path(__file__).parent.parent / "native" / "profiler" / "gen_wrappers.py"
@@ -440,7 +433,7 @@ def test_bad_rows_are_reported():
         profile = synthetic()
         mutate(profile)
         with pytest.raises(ProfileError, match=message):
-            from fabricbench.profile import validate_profile
+            from fabricbench.analysis.profile_data import validate_profile
 
             validate_profile(profile)
 
@@ -464,7 +457,7 @@ def test_explain_failure():
 def test_plots_return_figures():
     from matplotlib.figure import Figure
 
-    from fabricbench.profile import plots
+    from fabricbench.report.plots import profile as plots
 
     profile = synthetic()
     empty = synthetic(calls=[], matrix={"p2p": [], "rma": [], "coll": []})

@@ -15,7 +15,7 @@ from rich.table import Table
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
-from fabricbench.measure import RunInterrupted
+from fabricbench.workflows.session import RunInterrupted
 
 NODE_TABLE_MAX = 64  # larger checks list the flagged and the slowest nodes only
 EXIT_CANNOT_RUN = 2
@@ -63,7 +63,8 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
     run is stored (kind health); --from-run RUN analyses a stored all-pairs run instead,
     e.g. one imported from mpiGraph. Exit status: 0 healthy, 1 problems found, 2 could not run.
     """
-    from fabricbench.health import CheckPlan, Thresholds, check_run
+    from fabricbench.analysis.health_check import Thresholds, check
+    from fabricbench.workflows.health import CheckPlan
 
     try:
         thresholds = Thresholds(threshold=threshold, latency_threshold=latency_threshold, asymmetry=asymmetry)
@@ -71,13 +72,16 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
         if from_run:
             if np or hostfile or hosts:
                 raise UsageError("--from-run analyses a stored run: give no --np, --hostfile or --hosts with it")
-            result = check_run(state.store, from_run, thresholds, direction=direction, floor_percent=floor_percent,
-                               size=size_bytes if _given("size") else None)
+            data = state.store.load(from_run)
+            result = check(data.run, data.measurements, data.hosts, thresholds, direction=direction,
+                           floor_percent=floor_percent, size=size_bytes if _given("size") else None)
         else:
             plan = CheckPlan(size=size_bytes, window=window, repetitions=repetitions, mode=mode, retest=retest)
             chosen = make_launcher(launcher, build_layout(np, hostfile, hosts, ppn, mpirun_args))
             run = _measure(state.store, chosen, plan, label, parse_tags(tags), timeout, as_json)
-            result = check_run(state.store, run.id, thresholds, direction=direction, floor_percent=floor_percent)
+            data = state.store.load(run.id)
+            result = check(data.run, data.measurements, data.hosts, thresholds, direction=direction,
+                           floor_percent=floor_percent)
     except RunInterrupted:
         raise
     except FabricbenchError as exc:
@@ -107,7 +111,7 @@ def _cannot_run(message: str, as_json: bool) -> None:
 def _measure(store, launcher, plan, label, tags, timeout, as_json):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from fabricbench.health import run_check
+    from fabricbench.workflows.health import run_check
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True, disable=as_json) as progress:

@@ -50,7 +50,7 @@ def hpcc_command(state, np_: int, hostfile: Optional[str], launcher: Optional[st
     both files) and prints the seven tests with HPL's percentage of the theoretical peak.
     On a small test machine use a small problem, e.g. --np 2 --n 500.
     """
-    from fabricbench.hpcc import run_hpcc
+    from fabricbench.workflows.hpcc import run_hpcc
 
     if peak_gflops is not None and peak_gflops <= 0:
         raise UsageError("--peak-gflops must be positive")

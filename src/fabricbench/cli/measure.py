@@ -12,7 +12,7 @@ from fabricbench import suite
 from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, tag_option
 from fabricbench.errors import UsageError
 from fabricbench.launch import Layout, get_launcher, launcher_names
-from fabricbench.measure import Observer, measure
+from fabricbench.workflows.engine import Observer, measure
 
 
 class ProgressObserver(Observer):

@@ -29,8 +29,9 @@ def profile(state, label, tags, timeout, keep, command):
     it is forwarded with -x. The profile is written at MPI_Finalize; if the program fails
     before that, no profile is produced and the reason is printed.
     """
-    from fabricbench.profile import run_profiled, summarize
-    from fabricbench.profile.record import store_profile
+    from fabricbench.analysis.profile import summarize
+    from fabricbench.workflows.profile import run_profiled
+    from fabricbench.importers.fbprofile import store_profile
 
     tag_map = parse_tags(tags)
     store = state.store  # open (and check) the database before spending time on the program
@@ -56,7 +57,7 @@ def profile(state, label, tags, timeout, keep, command):
 @pass_state
 def show_profile(state, run_ref, top, as_json):
     """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers."""
-    from fabricbench.profile import format_summary, summarize
+    from fabricbench.analysis.profile import format_summary, summarize
 
     run = state.store.get_run(run_ref)
     data = state.store.artifact(run.id, "profile")

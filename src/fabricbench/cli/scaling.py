@@ -59,7 +59,7 @@ class ScaleProgress:
 
 def _launcher_for(name: str, hostfile, hosts, mpirun_args):
     """A function giving the launcher of each scale (hosts resolved once: hostfile, --hosts or the lab)."""
-    from fabricbench.scaling.study import layout_for
+    from fabricbench.workflows.scaling import layout_for
 
     if name not in launcher_names():
         raise UsageError(f"unknown launcher '{name}'; choose one of: {', '.join(launcher_names())}")
@@ -113,7 +113,7 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
       fabricbench scale --nodes 1,2,4,8 --ppn 4 --repeat 3 --tag fabric=edr -- ./app input.dat
       fabricbench scale --np-list 1,2,4 --fom 'FOM: ([0-9.]+)' --fom-unit Mcells/s -- ./jacobi
     """
-    from fabricbench.scaling.study import StudySpec, parse_int_list, plan_points, run_study
+    from fabricbench.workflows.scaling import StudySpec, parse_int_list, plan_points, run_study
 
     tag_map = parse_tags(tags)
     nodes = parse_int_list(nodes_text, "--nodes") if nodes_text else None
@@ -181,7 +181,7 @@ def import_scaling(state, csv_file, label, tags, fom_unit, higher_is_better, wea
     stdev, label; any other column is a tag (fabric, case, ...). Every (label, tags) group
     becomes one run. A malformed row stops the import with its line; nothing is stored.
     """
-    from fabricbench.scaling.importer import import_scaling_csv
+    from fabricbench.importers.scaling_csv import import_scaling_csv
 
     if not Path(csv_file).is_file():
         raise UsageError(f"{csv_file}: no such file")

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
-from fabricbench.store.records import STAT_FIELDS, Host, Measurement, Run
+from fabricbench.store.records import STAT_FIELDS, Host, Measurement, Run, RunData
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -350,6 +350,11 @@ class Store:
                 )
             )
         return out
+
+    def load(self, ref: Union[int, str], benchmark: Optional[str] = None) -> RunData:
+        """A run with its measurements and hosts: what analysis functions take."""
+        run = self.get_run(ref)
+        return RunData(run, self.measurements(run.id, benchmark=benchmark), self.hosts(run.id))
 
     def count_measurements(self, run_id: int) -> int:
         m = schema.measurements

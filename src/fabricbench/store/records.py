@@ -97,3 +97,12 @@ def to_dataframe(records: List[Any]):
             row.update({f"param_{k}": v for k, v in params.items()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@dataclass
+class RunData:
+    """A run loaded for analysis: the run, its measurements and its hosts."""
+
+    run: Run
+    measurements: List[Measurement]
+    hosts: List[Host]

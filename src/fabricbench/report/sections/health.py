@@ -1,7 +1,7 @@
 """Link health (all pairs): the verdict, the flagged list, N x N heatmaps and the pair histogram.
 
 One subsection per run holding ``allpairs`` measurements (``fabricbench health`` or an
-imported mpiGraph run), analysed with ``analysis.health``'s default thresholds (report
+imported mpiGraph run), analysed by ``analysis.health_check.check`` (the same verdict as ``fabricbench health``) with the default thresholds (report
 option ``health_threshold`` overrides the bandwidth one). Heatmaps are ordered by host
 name, rows sending and columns receiving; flagged nodes are labelled in red.
 """
@@ -11,11 +11,11 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from fabricbench.analysis.health import Thresholds, analyse, host_order
-from fabricbench.analysis.health_data import NoAllPairsData, allpairs_from_measurements
+from fabricbench.analysis.health import Thresholds, host_order
+from fabricbench.analysis.health_check import NoAllPairsData, check
 from fabricbench.report.blocks import slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
-from fabricbench.report.plots_health import heatmap, histogram
+from fabricbench.report.plots.health import heatmap, histogram
 
 ORDER = 58
 BENCHMARKS = {"allpairs"}
@@ -29,12 +29,10 @@ def _thresholds(ctx: Any) -> Thresholds:
 
 def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
     try:
-        data = allpairs_from_measurements(loaded.measurements)
+        result = check(loaded.run, loaded.measurements, loaded.hosts, _thresholds(ctx))
     except NoAllPairsData:
         return None
-    th = _thresholds(ctx)
-    report = analyse(data.labels, data.bandwidth, data.latency, thresholds=th,
-                     retest_bandwidth=data.retest_bandwidth, retest_latency=data.retest_latency)
+    data, report, th = result.data, result.report, result.thresholds
     sid = slugify(f"health-{loaded.name}") if several else "health"
     title = f"Link health: {loaded.name}" if several else "Link health (all pairs)"
     section = Section(sid, title)
@@ -52,7 +50,7 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
         how.append(f"{data.mode} mode")
     how.append(f"flag below {th.threshold:.0%} (bandwidth) or above {1 / th.latency_threshold:.1f}x (latency) of the expectation")
     section.add(Paragraph("; ".join(how) + "."))
-    for note in data.notes:
+    for note in result.notes:
         section.add(Notice(note, "note"))
 
     if report.findings:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from fabricbench.profile import format_bytes, summarize
-from fabricbench.profile import plots as profile_plots
+from fabricbench.analysis.profile import summarize
+from fabricbench.analysis.profile_data import format_bytes
+from fabricbench.report.plots import profile as profile_plots
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 from fabricbench.report.plots import save_figure
 

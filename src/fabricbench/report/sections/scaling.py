@@ -236,7 +236,7 @@ def failure_lines(analysis: sc.StudyAnalysis) -> List[str]:
 
 
 def figures(analysis: sc.StudyAnalysis, plot_format: str = "svg") -> List[Figure]:
-    from fabricbench.report import plots_scaling as ps
+    from fabricbench.report.plots import scaling as ps
 
     metric = analysis.series[0].series.metric if analysis.series else "time"
     out = [

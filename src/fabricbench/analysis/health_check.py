@@ -1,25 +1,19 @@
-"""The all-pairs link health check: measure every pair of nodes (``run_check``), then find
-the culprits (``check_run``: a stored run -> ``HealthReport``), from the engine's
-``allpairs`` benchmark or an imported mpiGraph run.
+"""The health verdict of one stored run: its all-pairs data analysed with the given rules.
 
-    from fabricbench.health import CheckPlan, run_check, check_run
-    run = run_check(store, launcher, CheckPlan(size=256 * 1024))
-    result = check_run(store, run.id)
-    result.report.verdict, result.report.exit_status
-
-The rules are in ``fabricbench.analysis.health``; the README section is ``README.md`` here.
+``check(run, measurements, hosts, ...)`` is the one place a link-health verdict is
+computed; ``fabricbench health`` and the report's health section both call it, so
+they name the same nodes, links and pairs for the same run. The rules themselves are
+in ``analysis.health``; the data shaping in ``analysis.health_data``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.health import HealthReport, Thresholds, analyse
 from fabricbench.analysis.health_data import AllPairs, NoAllPairsData, allpairs_from_measurements
-from fabricbench.health.run import CheckPlan, HealthCannotRun, run_check
 
-__all__ = ["CheckPlan", "HealthCannotRun", "run_check", "check_run", "HealthResult", "Thresholds",
-           "NoAllPairsData", "fabric_floor"]
+__all__ = ["HealthResult", "Thresholds", "NoAllPairsData", "check", "fabric_floor"]
 
 
 @dataclass
@@ -27,6 +21,7 @@ class HealthResult:
     run: Any  # store.Run
     data: AllPairs
     report: HealthReport
+    thresholds: Thresholds = field(default_factory=Thresholds)
     notes: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -53,22 +48,24 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
     return floor, f"{percent:g}% of {fabric.name}'s {fabric.data_rate_MBps:,.0f} MB/s"
 
 
-def check_run(store: Any, ref: Union[int, str], thresholds: Thresholds = Thresholds(), size: Optional[int] = None,
-              direction: Optional[str] = None, floor_percent: Optional[float] = None) -> HealthResult:
-    """Analyse a stored run's all-pairs measurements (measured by fabricbench or imported from mpiGraph)."""
-    run = store.get_run(ref)
-    data = allpairs_from_measurements(store.measurements(run.id, benchmark="allpairs"), size=size, direction=direction)
+def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thresholds: Thresholds = Thresholds(),
+          size: Optional[int] = None, direction: Optional[str] = None,
+          floor_percent: Optional[float] = None) -> HealthResult:
+    """Analyse a run's all-pairs measurements (measured by fabricbench or imported from mpiGraph).
+
+    Raises NoAllPairsData when the run has none.
+    """
+    data = allpairs_from_measurements([m for m in measurements if m.benchmark == "allpairs"], size=size,
+                                      direction=direction)
     notes = list(data.notes)
     if floor_percent is not None:
-        found = fabric_floor(run, store.hosts(run.id), floor_percent)
+        found = fabric_floor(run, hosts, floor_percent)
         if found is None:
             notes.append("--floor ignored: the run's fabric is unknown (tag it with fabric=KEY, e.g. fabric=edr)")
         else:
-            from dataclasses import replace
-
             thresholds = replace(thresholds, floor_MBps=found[0], floor_note=found[1])
     if run.status != "complete":
         notes.append(f"run {run.id} is {run.status}: pairs it did not reach are missing")
     report = analyse(data.labels, data.bandwidth, data.latency, thresholds=thresholds,
                      retest_bandwidth=data.retest_bandwidth, retest_latency=data.retest_latency)
-    return HealthResult(run, data, report, notes)
+    return HealthResult(run, data, report, thresholds, notes)

@@ -9,17 +9,14 @@ MPICH's Hydra ``-genv`` does the same. Any other command (srun, a script, a sing
 from __future__ import annotations
 
 import os
-import re
-import signal
 import subprocess
 import sys
-import threading
-from collections import deque
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from fabricbench.profile.data import PathLike, ProfileError, load_profile
-from fabricbench.procs import stop_tree
+from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
+from fabricbench.launch.failure import explain_exit
+from fabricbench.launch.procs import INHERIT, Job
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
                 "mpirun.mpich", "mpiexec.mpich"}
@@ -69,60 +66,6 @@ def prepare_command(command: Sequence[str], library: PathLike, profile_path: Pat
     return argv, environ
 
 
-# Open MPI wraps its messages at any space, hence \s+ between words.
-_OMPI_SIGNAL = re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exited\s+on\s+signal\s+(\d+)\s+\(([^)]*)\)")
-_OMPI_EXIT = re.compile(r"Process\s+name:\s+\[\[\d+,\d+\],(\d+)\]\s+Exit\s+code:\s+(\d+)")
-_OMPI_IMPROPER = re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exiting\s+improperly")
-_HYDRA_SIGNAL = re.compile(r"KILLED BY SIGNAL: (\d+) \(([^)]*)\)")
-
-
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def explain_failure(returncode: Optional[int], stderr_text: str) -> str:
-    """Why a run produced no profile, from its exit status and the launcher's messages."""
-    if returncode is None:
-        status = "the command did not run"
-    elif returncode < 0:
-        status = f"the command was killed by signal {-returncode} ({_signal_name(-returncode)})"
-    elif returncode > 128 and returncode - 128 < 65:
-        status = f"the command exited with status {returncode} (128 + signal {returncode - 128}, {_signal_name(returncode - 128)})"
-    else:
-        status = f"the command exited with status {returncode}"
-    details = []
-    m = _OMPI_SIGNAL.search(stderr_text)
-    if m:
-        details.append(f"rank {m[1]} on {m[2]} was killed by signal {m[3]} ({m[4]})")
-    m = _OMPI_IMPROPER.search(stderr_text)
-    if m:
-        details.append(f"rank {m[1]} on {m[2]} exited without calling MPI_Finalize")
-    m = _OMPI_EXIT.search(stderr_text)
-    if m and not details:
-        details.append(f"rank {m[1]} exited with code {m[2]}")
-    m = _HYDRA_SIGNAL.search(stderr_text)
-    if m and not details:
-        details.append(f"a rank was killed by signal {m[1]} ({m[2]})")
-    if returncode == 0 and not details:
-        details.append("the program may not call MPI_Init/MPI_Finalize, or LD_PRELOAD did not reach it "
-                       "(statically linked or setuid programs ignore LD_PRELOAD)")
-    return status + (": " + "; ".join(details) if details else "")
-
-
-def _tee(stream, sink, tail: deque) -> None:
-    for raw in iter(stream.readline, b""):
-        tail.append(raw.decode("utf-8", "replace"))
-        try:
-            sink.write(raw.decode("utf-8", "replace"))
-            sink.flush()
-        except (ValueError, OSError):
-            pass
-    stream.close()
-
-
 def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optional[Mapping[str, str]] = None,
                  timeout: Optional[float] = None, library: Optional[PathLike] = None) -> ProfiledRun:
     """Run command (e.g. ["mpirun", "-np", "4", "./app"]) with the profiler and read its profile.
@@ -144,34 +87,28 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         path.unlink()  # never mistake an old profile for this run's
     argv, environ = prepare_command(command, library, path, env)
 
-    tail: deque = deque(maxlen=STDERR_TAIL)
     try:
-        proc = subprocess.Popen(argv, env=environ, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        job = Job(argv, env=environ, stdout=INHERIT, echo_stderr=sys.stderr.write, stderr_limit=STDERR_TAIL)
     except OSError as exc:
         return ProfiledRun(None, None, f"no profile was produced: cannot start {argv[0]}: {exc.strerror or exc}")
-    reader = threading.Thread(target=_tee, args=(proc.stderr, sys.stderr, tail), daemon=True)
-    reader.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
+        job.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        stop_tree(proc)
-    except BaseException:
-        stop_tree(proc)
-        raise
-    reader.join(timeout=10)
-    rc = proc.returncode
+    finally:
+        job.stop()
+    rc = job.returncode
+    stderr_text = job.stderr
 
     if timed_out:
         return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {timeout:g} s and was stopped")
     if not path.exists():
-        return ProfiledRun(rc, None, "no profile was produced: " + explain_failure(rc, "".join(tail)))
+        return ProfiledRun(rc, None, "no profile was produced: " + explain_exit(rc, stderr_text))
     try:
         profile = load_profile(path)
     except ProfileError as exc:
         return ProfiledRun(rc, None, f"the profile is unusable: {exc}")
     if rc != 0:
-        return ProfiledRun(rc, profile, f"profile written to {path}, but {explain_failure(rc, ''.join(tail))}")
+        return ProfiledRun(rc, profile, f"profile written to {path}, but {explain_exit(rc, stderr_text)}")
     return ProfiledRun(rc, profile, f"profile written to {path}")

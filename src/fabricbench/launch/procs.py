@@ -1,4 +1,4 @@
-"""Running a launcher command as a process group that can always be stopped completely.
+"""The one place a process is started or stopped: commands in process groups that always stop completely.
 
 The command (mpirun and its ranks) starts in a session of its own, so a Ctrl-C at the
 terminal reaches fabricbench only and fabricbench decides how to stop the job. Stopping
@@ -13,9 +13,11 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from collections import deque
+from typing import IO, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 STOP_GRACE_S = 5.0
+INHERIT = "inherit"  # a Job's stdout/stderr: this process's own, neither read nor redirected
 
 
 def _children_map() -> Dict[int, List[int]]:
@@ -54,28 +56,54 @@ def _signal_all(pids: Sequence[int], sig: int) -> None:
             pass
 
 
-class Job:
-    """A running command whose stdout lines are read as they come."""
+def _stream(given):
+    if given is None:
+        return subprocess.PIPE
+    return None if given == INHERIT else given
 
-    def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None):
+
+class Job:
+    """A running command whose stdout lines are read as they come.
+
+    By default stdout is read line by line (``lines()``) and stderr kept (``stderr``).
+    ``stdout``/``stderr`` may instead be open files the command writes to directly (or
+    ``INHERIT``: this process's own), and
+    ``echo_stderr`` a callable that also receives every stderr line as it arrives (a tee).
+    """
+
+    def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
+                 stdout: Optional[IO] = None, stderr: Optional[IO] = None,
+                 echo_stderr: Optional[Callable[[str], None]] = None, stderr_limit: Optional[int] = None):
         self.argv = list(argv)
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdout=_stream(stdout),
+            stderr=_stream(stderr),
             env=env,
             cwd=cwd,
             start_new_session=True,
         )
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
-        self._stderr: List[str] = []
-        self._threads = [
-            threading.Thread(target=self._pump_stdout, daemon=True),
-            threading.Thread(target=self._pump_stderr, daemon=True),
-        ]
+        self._stderr: "deque[str]" = deque(maxlen=stderr_limit)
+        self._echo = echo_stderr
+        self._threads = []
+        if stdout is None:
+            self._threads.append(threading.Thread(target=self._pump_stdout, daemon=True))
+        else:
+            self._lines.put(None)
+        if stderr is None:
+            self._threads.append(threading.Thread(target=self._pump_stderr, daemon=True))
         for t in self._threads:
             t.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.proc.returncode
 
     def _pump_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -86,7 +114,13 @@ class Job:
     def _pump_stderr(self) -> None:
         assert self.proc.stderr is not None
         for raw in self.proc.stderr:
-            self._stderr.append(raw.decode(errors="replace"))
+            text = raw.decode(errors="replace")
+            self._stderr.append(text)
+            if self._echo is not None:
+                try:
+                    self._echo(text)
+                except (ValueError, OSError):
+                    pass
 
     def lines(self, deadline: Optional[float] = None) -> Iterator[str]:
         """stdout lines until the command closes it; raises TimeoutError past `deadline` (time.monotonic)."""
@@ -106,6 +140,7 @@ class Job:
             yield line
 
     def wait(self, timeout: Optional[float] = None) -> int:
+        """The exit status; subprocess.TimeoutExpired past `timeout` (the job keeps running)."""
         rc = self.proc.wait(timeout=timeout)
         for t in self._threads:
             t.join(timeout=2)

@@ -22,13 +22,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.hpcc import hpcc_table, hpcc_values, percent_of_peak
 from fabricbench.errors import FabricbenchError
-from fabricbench.hpcc.config import HpccPlan, memory_total_bytes, plan, render_hpccinf
-from fabricbench.hpcc.peak import CpuPeak, detect_peak, given_peak
+from fabricbench.workflows.hpcc_input import HpccPlan, memory_total_bytes, plan, render_hpccinf
+from fabricbench.workflows.cpu_peak import CpuPeak, detect_peak, given_peak
 from fabricbench.importers import ImportFormatError, ParsedRun, Source
 from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
+from fabricbench.launch.procs import Job
 from fabricbench.store.records import Measurement, Run
-from fabricbench.procs import stop_tree
+from fabricbench.workflows.hosts import gather_hosts
+from fabricbench.workflows.session import Session
 
 OUTPUT = "hpccoutf.txt"
 INPUT = "hpccinf.txt"
@@ -133,68 +135,69 @@ def run_hpcc(
         "peak": peak.to_dict() if peak else None,
         "host": socket.gethostname(),
     }
-    run = store.create_run(kind="hpcc", label=label, tags=tags, command=command, provenance=provenance, ranks=np)
-    store.add_artifact(run.id, INPUT, {"name": INPUT, "text": inf_text})
-    _record_hosts(store, run.id, runner, provenance)
-    echo(f"run {run.id}: {command}  (in {work}; N={the_plan.n} NB={the_plan.nb} grid {the_plan.p}x{the_plan.q})")
+    session = Session(store, kind="hpcc", label=label, tags=tags, command=command, provenance=provenance, ranks=np,
+                      unit="results")
+    run = session.run
+    with session:  # an unexpected error still ends the run failed
+        session.artifact(INPUT, {"name": INPUT, "text": inf_text})
+        _record_hosts(session, runner, provenance)
+        echo(f"run {run.id}: {command}  (in {work}; N={the_plan.n} NB={the_plan.nb} grid {the_plan.p}x{the_plan.q})")
 
-    returncode: Optional[int] = None
-    interrupted = False
-    failure: Optional[str] = None
-    out_path, err_path = work / "hpcc.stdout", work / "hpcc.stderr"
-    with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
-        try:
-            proc = subprocess.Popen(argv, cwd=work, env=env, stdout=out_fh, stderr=err_fh, start_new_session=True)
-        except OSError as exc:
-            failure = f"could not start {argv[0]}: {exc.strerror or exc}"
-            proc = None
-        if proc is not None:
+        returncode: Optional[int] = None
+        interrupted = False
+        failure: Optional[str] = None
+        out_path, err_path = work / "hpcc.stdout", work / "hpcc.stderr"
+        with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
             try:
-                returncode = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                stop_tree(proc)
-                returncode = proc.returncode
-                failure = f"HPCC did not finish within {timeout:g} s and was stopped"
-            except KeyboardInterrupt:
-                stop_tree(proc)
-                returncode = proc.returncode
-                interrupted = True
-                failure = "interrupted"
-    if failure is None and returncode != 0:
-        failure = f"HPCC exited with status {returncode}" + _tail(err_path)
+                job: Optional[Job] = Job(argv, env=env, cwd=str(work), stdout=out_fh, stderr=err_fh)
+            except OSError as exc:
+                failure = f"could not start {argv[0]}: {exc.strerror or exc}"
+                job = None
+            if job is not None:
+                try:
+                    returncode = job.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    failure = f"HPCC did not finish within {timeout:g} s and was stopped"
+                except KeyboardInterrupt:
+                    interrupted = True
+                    failure = "interrupted"
+                finally:
+                    job.stop()
+                    returncode = job.returncode if returncode is None else returncode
+        if failure is None and returncode != 0:
+            failure = f"HPCC exited with status {returncode}" + _tail(err_path)
 
-    parsed: Optional[ParsedRun] = None
-    output = work / OUTPUT
-    if output.is_file():
-        try:
-            parsed = hpcc_importer.parse(Source.read(str(output)), allow_truncated=True)
-        except ImportFormatError as exc:
-            failure = failure or f"HPCC's output could not be read: {exc}"
-        if parsed is not None and not parsed.complete and failure is None:
-            failure = f"HPCC's output is incomplete: {parsed.incomplete_reason}"
-    elif failure is None:
-        failure = f"HPCC wrote no {OUTPUT} in {work}" + _tail(err_path)
+        parsed: Optional[ParsedRun] = None
+        output = work / OUTPUT
+        if output.is_file():
+            try:
+                parsed = hpcc_importer.parse(Source.read(str(output)), allow_truncated=True)
+            except ImportFormatError as exc:
+                failure = failure or f"HPCC's output could not be read: {exc}"
+            if parsed is not None and not parsed.complete and failure is None:
+                failure = f"HPCC's output is incomplete: {parsed.incomplete_reason}"
+        elif failure is None:
+            failure = f"HPCC wrote no {OUTPUT} in {work}" + _tail(err_path)
 
-    measurements = parsed.measurements if parsed else []
-    if measurements:
-        store.add_measurements(run.id, measurements)
-    if output.is_file():
-        store.add_artifact(run.id, OUTPUT, {"name": OUTPUT, "text": output.read_text(encoding="utf-8", errors="replace")})
-    if parsed is not None:
-        provenance["hpcc"].update(version=parsed.tool_version, summary=parsed.facts.get("summary"),
-                                  hpl=parsed.facts.get("hpl"), message_sizes=parsed.facts.get("message_sizes"))
-        if parsed.warnings:
-            provenance["hpcc"]["warnings"] = parsed.warnings
-        store.update_run(run.id, provenance=provenance)
+        measurements = parsed.measurements if parsed else []
+        session.add_now(measurements)
+        if output.is_file():
+            session.artifact(OUTPUT, {"name": OUTPUT, "text": output.read_text(encoding="utf-8", errors="replace")})
+        if parsed is not None:
+            provenance["hpcc"].update(version=parsed.tool_version, summary=parsed.facts.get("summary"),
+                                      hpl=parsed.facts.get("hpl"), message_sizes=parsed.facts.get("message_sizes"))
+            if parsed.warnings:
+                provenance["hpcc"]["warnings"] = parsed.warnings
+            session.update(provenance=provenance)
 
-    values = hpcc_values(measurements)
-    hpl = values.get("HPL_Tflops")
-    pct = percent_of_peak(hpl, peak.gflops if peak else None)
-    status = "interrupted" if interrupted else ("failed" if failure else "complete")
-    message = None
-    if failure:
-        message = f"{failure}; kept {len(measurements)} results from {OUTPUT}" if measurements else failure
-    store.finish_run(run.id, status, message)
+        values = hpcc_values(measurements)
+        hpl = values.get("HPL_Tflops")
+        pct = percent_of_peak(hpl, peak.gflops if peak else None)
+        status = "interrupted" if interrupted else ("failed" if failure else "complete")
+        message = None
+        if failure:
+            message = f"{failure}; kept {len(measurements)} results from {OUTPUT}" if measurements else failure
+        session.finish(status, message)
     result = HpccResult(run=store.get_run(run.id), status=status, plan=the_plan, workdir=work, measurements=measurements,
                         peak=peak, hpl_gflops=hpl, percent_of_peak=pct, returncode=returncode, message=message,
                         rows=hpcc_table([(run.name, measurements)]) if measurements else [],
@@ -206,21 +209,17 @@ def run_hpcc(
     return result
 
 
-def _record_hosts(store, run_id: int, runner, provenance: Dict[str, Any]) -> None:
+def _record_hosts(session: Session, runner, provenance: Dict[str, Any]) -> None:
     """The hosts' provenance facts, as native runs record them; a run without them still runs."""
-    from fabricbench import provenance as prov
-    from fabricbench.measure import gather_hosts
-    from fabricbench.store.records import Host
-
     try:
         facts = gather_hosts(runner, timeout=120.0)
     except (FabricbenchError, OSError, subprocess.SubprocessError) as exc:
         provenance["hpcc"]["host_facts"] = f"not collected: {exc}"
-        store.update_run(run_id, provenance=provenance)
+        session.update(provenance=provenance)
         return
-    store.add_hosts(run_id, [Host(f.get("hostname", "?"), prov.digest(f), f) for f in facts])
+    session.add_hosts(facts)
     provenance["hosts"] = sorted({f.get("hostname", "?") for f in facts})
-    store.update_run(run_id, provenance=provenance)
+    session.update(provenance=provenance)
 
 
 def _tail(path: Path, limit: int = 200) -> str:

@@ -12,7 +12,7 @@ import statistics
 from collections import defaultdict
 from typing import Any, Dict, List
 
-from fabricbench.profile.data import bin_range, format_bytes, matrix_cells
+from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells
 
 MOSTLY = 0.5  # a size is "mostly" used when it holds at least half of the call's time
 

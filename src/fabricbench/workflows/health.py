@@ -1,7 +1,7 @@
 """Run the all-pairs link check: the engine's ``allpairs`` through a launcher into a run of kind ``health``.
 
 The run is created first (status ``running``) with its provenance and the check's
-settings, by ``measure.measure`` like any other run: points are stored as they arrive
+settings, by ``workflows.engine.measure`` like any other run: points are stored as they arrive
 (in batches of up to half a second: a large cluster sends N (N - 1) x 3 of them); the run
 ends ``complete``, ``failed`` (the message says why: a dead rank, a timeout, an engine
 error) or ``interrupted`` (Ctrl-C). Whatever was
@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional
 
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher
-from fabricbench.measure import Observer, RunFailed, measure
+from fabricbench.workflows.engine import Observer, RunFailed, measure
 from fabricbench.store import Run, Store
 from fabricbench.suite import Step
 

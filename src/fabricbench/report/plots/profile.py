@@ -11,7 +11,7 @@ import matplotlib
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from fabricbench.profile.data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
+from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
 
 
 def _top_calls(profile: Dict[str, Any], top: int):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Dict, List, Optional
 
-from fabricbench.profile.data import bin_range
+from fabricbench.analysis.profile_data import bin_range
 from fabricbench.store import Measurement, Run, Store
 
 

@@ -20,9 +20,7 @@ FABRICBENCH_SCALE_REPETITION in its environment (e.g. to size a weak-scaling pro
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
-import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -31,9 +29,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher, Layout
-from fabricbench.measure import RunFailed, RunInterrupted, collect_provenance, explain_failure, gather_hosts
-from fabricbench.procs import Job
-from fabricbench.store import Host, Measurement, Run, Store
+from fabricbench.launch.failure import explain_failure
+from fabricbench.launch.procs import Job
+from fabricbench.store import Measurement, Run, Store
+from fabricbench.workflows.hosts import collect_provenance, gather_hosts
+from fabricbench.workflows.session import RunFailed, Session
 
 BENCHMARK = "scale"
 KIND = "scaling"
@@ -185,23 +185,6 @@ def layout_for(point: ScalePlan, launcher_name: str, hosts: Sequence[str], extra
     return Layout(np=point.ranks, ppn=None, extra_args=extra)
 
 
-def failure_reason(stderr: str) -> str:
-    """Why a launch failed: a dead rank as the launcher reports it, else the application's own last
-    line on stderr (the launcher's boxed banners left out), else the launcher's last word."""
-    explained = explain_failure(stderr)
-    if "died" in explained:
-        return explained
-    own, in_banner = [], False
-    for line in stderr.splitlines():
-        text = line.strip()
-        if text and set(text) <= set("-="):
-            in_banner = not in_banner
-            continue
-        if text and not in_banner:
-            own.append(text)
-    return own[-1][:300] if own else explained
-
-
 # ---- one repetition ----------------------------------------------------------------------
 
 
@@ -252,7 +235,7 @@ def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str
         result.reason = f"timeout: still running after {spec.timeout:g} s (stopped)"
         return result
     if rc != 0:
-        result.reason = f"exit status {rc}: {failure_reason(stderr)}"
+        result.reason = f"exit status {rc}: {explain_failure(stderr)}"
         return result
     values: Dict[str, Optional[float]] = {}
     if spec.time == "wall":
@@ -394,20 +377,15 @@ def run_study(
     run_prov = dict(info["run"])
     run_prov["study"] = spec.describe()
     run_prov["launch"] = launchers[largest].command(spec.app)
-    run = store.create_run(
-        kind=KIND,
-        label=spec.label,
-        tags=spec.tags,
-        command=command or " ".join(shlex.quote(a) for a in sys.argv),
-        provenance=run_prov,
-        ranks=largest.ranks,
-    )
-    store.add_hosts(run.id, [Host(f.get("hostname", "?"), prov.digest(f), f) for f in info["hosts"]])
-    outcome = StudyOutcome(run=run)
+    session = Session(store, kind=KIND, label=spec.label, tags=spec.tags, command=command, provenance=run_prov,
+                      ranks=largest.ranks, unit="repetitions")
+    outcome = StudyOutcome(run=session.run)
     order = [(p, r) for p in spec.points for r in range(1, spec.repeat + 1)]
     durations: Dict[ScalePlan, List[float]] = {}
     total = len(order)
-    try:
+    session.progress_total, session.done = total, 0
+    with session:
+        session.add_hosts(info["hosts"])
         for index, (point, rep) in enumerate(order):
             eta = estimate_left(durations, [p for p, _ in order[index:]])
             observer.repetition_started(point, rep, index, total, eta)
@@ -417,38 +395,25 @@ def run_study(
                 "FABRICBENCH_SCALE_REPETITION": str(rep),
             }
             result = run_repetition(launchers[point], spec, env_extra)
-            store.add_measurements(run.id, measurements_of(point, rep, result, spec, launchers[point].node_count()))
+            session.add_now(measurements_of(point, rep, result, spec, launchers[point].node_count()))
             if not result.ok or result.stderr_tail:
                 tag = f"n{point.nodes or 0}r{point.ranks}"
-                store.add_artifact(
-                    run.id,
+                session.artifact(
                     f"scale/{tag}/rep{rep}",
                     {"ok": result.ok, "reason": result.reason, "stdout_tail": result.stdout_tail, "stderr_tail": result.stderr_tail},
                 )
             outcome.done += 1
+            session.done = outcome.done
             if result.ok:
                 durations.setdefault(point, []).append(result.wall_s)
             else:
                 outcome.failed += 1
             eta = estimate_left(durations, [p for p, _ in order[index + 1 :]])
             observer.repetition_finished(point, rep, result, index + 1, total, eta)
-    except KeyboardInterrupt:
-        outcome.status = "interrupted"
-        outcome.message = f"interrupted by the user after {outcome.done} of {total} repetitions"
-    except BaseException as exc:
-        store.finish_run(run.id, "failed", f"fabricbench error: {exc!r}")
-        raise
-    if outcome.status != "interrupted":
         ok = outcome.done - outcome.failed
         if ok == 0:
-            outcome.status = "failed"
-            outcome.message = f"every repetition failed ({outcome.failed} of {total})"
-        elif outcome.failed:
-            outcome.message = f"{outcome.failed} of {total} repetitions failed (stored with their reasons, left out of the statistics)"
-    store.finish_run(run.id, outcome.status, outcome.message)
-    run.status, run.message = outcome.status, outcome.message
-    if outcome.status == "interrupted":
-        raise RunInterrupted(f"scaling run {run.id} interrupted; its {outcome.done} finished repetitions are kept")
-    if outcome.status == "failed":
-        raise RunFailed(f"scaling run {run.id} failed: {outcome.message}")
+            raise RunFailed(f"every repetition failed ({outcome.failed} of {total})")
+        if outcome.failed:
+            session.note(f"{outcome.failed} of {total} repetitions failed (stored with their reasons, left out of the statistics)")
+    outcome.status, outcome.message = session.status, session.message
     return outcome

@@ -1,0 +1,126 @@
+"""A measurement run: engine steps through a launcher, recorded as they arrive.
+
+Each step is one ``fabricbench-mpi BENCHMARK`` launch whose JSON Lines records become
+points of one run (``workflows.session``): the run ends ``complete``, ``failed`` (a dead
+rank, a timeout, an engine error: the message names benchmark, message size and, when
+known, rank and host) or ``interrupted`` (Ctrl-C). Points measured before a failure stay.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from fabricbench.launch import Launcher
+from fabricbench.launch.failure import explain_failure
+from fabricbench.launch.procs import Job
+from fabricbench.native import engine_path
+from fabricbench.store import Measurement, Run, Store
+from fabricbench.suite import Step
+from fabricbench.workflows.hosts import collect_provenance
+from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
+
+__all__ = ["Observer", "Outcome", "RunFailed", "RunInterrupted", "measure", "engine_records", "EngineOutputError"]
+
+
+class Observer:
+    """What a progress display is told; the default tells nobody."""
+
+    def provenance_started(self) -> None: ...
+    def step_started(self, index: int, total: int, step: Step, planned: Optional[int]) -> None: ...
+    def point(self, step: Step, measurement: Measurement, done: int) -> None: ...
+    def step_finished(self, step: Step) -> None: ...
+
+
+@dataclass
+class Outcome:
+    run: Run
+    points: int = 0
+    status: str = "complete"
+    message: Optional[str] = None
+
+
+def measure(
+    store: Store,
+    launcher: Launcher,
+    steps: Sequence[Step],
+    label: Optional[str] = None,
+    tags: Optional[Dict[str, str]] = None,
+    timeout: Optional[float] = None,
+    observer: Optional[Observer] = None,
+    command: Optional[str] = None,
+    kind: str = "benchmark",
+    extra_provenance: Optional[Dict[str, Any]] = None,
+) -> Outcome:
+    """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end."""
+    observer = observer or Observer()
+    deadline = time.monotonic() + timeout if timeout else None
+    observer.provenance_started()
+    info = collect_provenance(launcher, timeout=min(timeout or 120.0, 120.0))
+    provenance = info["run"] | {"steps": [s.engine_args() for s in steps], "launch": launcher.command(["fabricbench-mpi"])}
+    with Session(store, kind=kind, label=label, tags=tags, command=command,
+                 provenance=provenance | dict(extra_provenance or {}), ranks=info["run"]["ranks"]) as session:
+        session.add_hosts(info["hosts"])
+        for index, step in enumerate(steps):
+            _run_step(session, launcher, step, index, len(steps), deadline, observer)
+    return Outcome(run=session.run, points=session.points, status=session.status, message=session.message)
+
+
+class EngineOutputError(RunFailed):
+    """The engine printed something that is not a JSON Lines record."""
+
+
+def engine_records(job: Job, deadline: Optional[float], benchmark: str) -> Iterator[Dict[str, Any]]:
+    """The engine's records as they arrive; TimeoutError past `deadline`."""
+    for line in job.lines(deadline=deadline):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError:
+            raise EngineOutputError(f"{benchmark}: the engine printed a line that is not JSON: {line[:120]!r}") from None
+
+
+def _run_step(session: Session, launcher: Launcher, step: Step, index: int, total: int,
+              deadline: Optional[float], observer: Observer) -> None:
+    argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
+    job = Job(argv, env=launcher.environment())
+    planned_sizes = step.planned_sizes()
+    done, ended, last_size = 0, False, None
+    try:
+        for rec in engine_records(job, deadline, step.benchmark):
+            kind = rec.get("record")
+            if kind == "run":
+                observer.step_started(index, total, step, rec.get("points_planned"))
+            elif kind == "point":
+                m = Measurement.from_record(rec)
+                session.add(m)
+                done += 1
+                last_size = m.size
+                observer.point(step, m, done)
+            elif kind == "end":
+                ended = True
+        rc = job.wait(timeout=30)
+    except TimeoutError:
+        job.stop()
+        raise RunFailed(f"{step.benchmark} exceeded the run's --timeout {_where(planned_sizes, last_size, done)}") from None
+    finally:
+        job.stop()
+        session.flush()
+    if rc != 0 or not ended:
+        raise RunFailed(f"{step.benchmark} {_where(planned_sizes, last_size, done)}: "
+                        f"{explain_failure(job.stderr)} (exit status {rc})")
+    observer.step_finished(step)
+
+
+def _where(planned: List[int], last_size: Optional[int], done: int) -> str:
+    """'at message size X' for the point being measured when things went wrong."""
+    if planned:
+        later = [s for s in planned if last_size is None or s > last_size]
+        if later:
+            return f"at message size {later[0]} B (after {done} points)"
+    if last_size is not None:
+        return f"after message size {last_size} B ({done} points)"
+    return f"after {done} points"

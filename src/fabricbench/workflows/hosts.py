@@ -1,0 +1,89 @@
+"""What a launch runs on: every host's provenance facts and the engine's view of the ranks.
+
+Facts are collected on this host directly or, for multi-host launches, by running
+``python -m fabricbench.provenance`` on every host through the launcher; the engine's
+``info`` run says which MPI library runs and where every rank landed.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List
+
+from fabricbench import provenance as prov
+from fabricbench.launch import Launcher, Layout
+from fabricbench.launch.failure import explain_failure
+from fabricbench.launch.procs import run_capture
+from fabricbench.native import engine_path
+from fabricbench.workflows.session import RunFailed
+
+
+def _host_layout(launcher: Launcher) -> Layout:
+    hosts = list(dict.fromkeys(launcher.layout.hosts))
+    return Layout(np=len(hosts), hosts=hosts, hostfile=None, ppn=1, extra_args=list(launcher.layout.extra_args))
+
+
+def gather_hosts(launcher: Launcher, timeout: float = 120.0) -> List[Dict[str, Any]]:
+    """Provenance facts of every host of the launch: this host directly, remote hosts through the launcher."""
+    hosts = list(dict.fromkeys(launcher.layout.hosts))
+    if len(hosts) <= 1 and launcher.name == "mpirun":
+        return [prov.collect()]
+    probe = type(launcher)(_host_layout(launcher))
+    rc, out, err = run_capture(probe.command([sys.executable, "-m", "fabricbench.provenance"]), env=probe.environment(), timeout=timeout)
+    facts = []
+    for line in out.splitlines():
+        try:
+            facts.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    if rc != 0 or not facts:
+        raise RunFailed(f"could not collect provenance from the hosts: {explain_failure(err)}")
+    return facts
+
+
+def engine_info(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
+    """The engine's `info` run: MPI library and the host of every rank."""
+    rc, out, err = run_capture(launcher.command([str(engine_path()), "info", "--format", "jsonl"]), env=launcher.environment(), timeout=timeout)
+    header: Dict[str, Any] = {}
+    ranks = []
+    for line in out.splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("record") == "run":
+            header = rec
+        elif rec.get("record") == "rank_info":
+            ranks.append(rec)
+    if rc != 0 or not header:
+        raise RunFailed(f"the engine could not start through {launcher.name}: {explain_failure(err)}")
+    return {"header": header, "ranks": ranks}
+
+
+def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
+    info = engine_info(launcher, timeout)
+    header = info["header"]
+    rank_hosts = header.get("hosts") or [r.get("host") for r in info["ranks"]]
+    facts = gather_hosts(launcher, timeout)
+    for f in facts:
+        f.setdefault("mpi", {})["library"] = header.get("mpi_library")
+    per_node: Dict[str, int] = {}
+    for h in rank_hosts:
+        per_node[h] = per_node.get(h, 0) + 1
+    return {
+        "run": {
+            "hosts": sorted(per_node),
+            "nodes": len(per_node),
+            "ranks": header.get("ranks"),
+            "ranks_per_node": per_node,
+            "ppn": launcher.layout.ppn or (max(per_node.values()) if per_node else None),
+            "launcher": launcher.name,
+            "mpi_library": header.get("mpi_library"),
+            "mpi_version": header.get("mpi_version"),
+            "timer_resolution_us": header.get("timer_resolution_us"),
+            "engine_version": header.get("version"),
+            "env": prov.tuning_environment(launcher.environment()),
+            "rank_hosts": rank_hosts,
+        },
+        "hosts": facts,
+    }
