@@ -181,8 +181,10 @@ def module_parameters() -> Dict[str, Dict[str, str]]:
 
 
 def _first_line(argv: List[str]) -> Optional[str]:
+    from fabricbench.launch.procs import run_short
+
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+        out = run_short(argv, timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = (out.stdout or out.stderr).strip()

@@ -340,10 +340,10 @@ def study_of(run: Any) -> Dict[str, Any]:
     return study if isinstance(study, dict) else {}
 
 
-def load_series(store: Any, ref: Any, metric: Optional[str] = None, axis: Optional[str] = None, name: Optional[str] = None) -> ScalingSeries:
-    """The scaling series of a stored run (by id, uuid prefix or 'last')."""
-    run = store.get_run(ref)
-    items = store.measurements(run.id, benchmark=BENCHMARK)
+def series_of_run(run: Any, measurements: Sequence[Any], metric: Optional[str] = None, axis: Optional[str] = None,
+                  name: Optional[str] = None) -> ScalingSeries:
+    """The scaling series of a loaded run (``Store.load``) and its measurements."""
+    items = [m for m in measurements if m.benchmark == BENCHMARK]
     if not items:
         raise ScalingAnalysisError(f"run {run.id} ({run.name}) has no scaling measurements; it is a '{run.kind}' run")
     study = study_of(run)

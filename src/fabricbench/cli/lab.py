@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from typing import Optional, Tuple
 
@@ -150,8 +149,9 @@ def exec_(name: Optional[str], node: str, command: Tuple[str, ...]) -> None:
     argv = list(command[1:] if command and command[0] == "--" else command)
     if not argv:
         raise LabError("lab exec: give a command to run, e.g. fabricbench lab exec n1 -- hostname")
-    done = subprocess.run(the_lab.exec_argv(node, argv))
-    sys.exit(done.returncode)
+    from fabricbench.launch.procs import run_attached
+
+    sys.exit(run_attached(the_lab.exec_argv(node, argv)))
 
 
 @lab.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -186,7 +186,9 @@ def mpirun(name: Optional[str], np: Optional[int], hosts: Optional[str], ppn: Op
         return
     if os.geteuid() != 0:
         raise LabError("lab mpirun needs root (it enters the lab's network namespaces)")
-    sys.exit(subprocess.run(command, env=launcher.environment()).returncode)
+    from fabricbench.launch.procs import run_attached
+
+    sys.exit(run_attached(command, env=launcher.environment()))
 
 
 def _print_nodes(info) -> None:

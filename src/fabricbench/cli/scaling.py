@@ -154,7 +154,8 @@ def _print_study_summary(store, run_id: int) -> None:
     from fabricbench.report.sections import scaling as section
 
     try:
-        series = sc.load_series(store, run_id)
+        data = store.load(run_id, benchmark=sc.BENCHMARK)
+        series = sc.series_of_run(data.run, data.measurements)
         analysis = sc.analyse([series])
     except sc.ScalingAnalysisError:
         return
@@ -275,7 +276,8 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
     names = _unique_names(loaded_runs)
     try:
         for run, name in zip(loaded_runs, names):
-            series.append(sc.load_series(store, run.id, metric=metric, axis=axis, name=name))
+            data = store.load(run.id, benchmark=sc.BENCHMARK)
+            series.append(sc.series_of_run(data.run, data.measurements, metric=metric, axis=axis, name=name))
         metrics = {s.metric for s in series}
         if len(metrics) > 1 and metric is None:
             raise UsageError(f"the runs record different metrics ({', '.join(sorted(metrics))}); choose one with --metric")

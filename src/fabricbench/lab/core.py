@@ -146,9 +146,9 @@ class Lab:
 
     def run(self, node: str, argv: Sequence[str], timeout: float = 120.0, **kwargs) -> subprocess.CompletedProcess:
         """Run a command in a node and wait (stdout/stderr captured as text unless told otherwise)."""
-        kwargs.setdefault("capture_output", True)
-        kwargs.setdefault("text", True)
-        return subprocess.run(self.exec_argv(node, argv), timeout=timeout, **kwargs)
+        from fabricbench.launch.procs import run_short
+
+        return run_short(self.exec_argv(node, argv), timeout=timeout, **kwargs)
 
     # ---- bring up / tear down -----------------------------------------------------------------
     @classmethod

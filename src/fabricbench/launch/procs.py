@@ -209,3 +209,21 @@ def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None)
         raise
     job.stop()
     return rc, "".join(out), job.stderr
+
+
+def run_short(argv: Sequence[str], timeout: Optional[float] = 120.0, env=None, cwd=None,
+              text: bool = True, **kwargs) -> "subprocess.CompletedProcess":
+    """A short command run to its end with its output captured (a probe, a system tool).
+
+    Raises OSError when it cannot start and subprocess.TimeoutExpired past `timeout`
+    (the command is killed first).
+    """
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.run(list(argv), timeout=timeout, env=env, cwd=cwd, text=text, **kwargs)
+
+
+def run_attached(argv: Sequence[str], env=None) -> int:
+    """A command the user asked to run in the foreground (lab exec, lab mpirun): it shares the
+    terminal, so Ctrl-C reaches it; returns its exit status."""
+    return subprocess.run(list(argv), env=env).returncode
