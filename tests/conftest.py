@@ -1,12 +1,69 @@
-"""Shared fixtures: a fresh database per test and the real command line as a subprocess."""
+"""Shared fixtures (a fresh database per test, the real command line as a subprocess) and the
+markers that say what a test needs, checked here once:
+
+    @pytest.mark.mpi      mpicc and mpirun on PATH and the native engine built
+    @pytest.mark.lab      root and working network namespaces (the emulated cluster)
+    @pytest.mark.browser  a Chromium to drive
+
+A marked test is skipped, with the reason, where its need is not met; the pure tests run
+anywhere: ``pytest -m "not mpi and not lab and not browser"``.
+"""
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
+
+
+@functools.lru_cache(maxsize=None)
+def mpi_missing() -> Optional[str]:
+    for tool in ("mpicc", "mpirun"):
+        if not shutil.which(tool):
+            return f"needs MPI: {tool} is not on PATH (Debian: apt-get install openmpi-bin libopenmpi-dev)"
+    from fabricbench.native import NativeMissing, engine_path
+
+    try:
+        engine_path()
+    except NativeMissing as exc:
+        return f"needs the native engine: {exc}"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def lab_missing() -> Optional[str]:
+    from fabricbench.lab import netns_usable
+
+    reason = netns_usable()
+    return f"needs root and network namespaces: {reason}" if reason else None
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+@functools.lru_cache(maxsize=None)
+def browser_missing() -> Optional[str]:
+    if any(shutil.which(name) for name in BROWSERS):
+        return None
+    return "needs a browser: chromium is not installed (Debian: apt-get install -y chromium)"
+
+
+NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker, missing in NEEDS.items():
+            if item.get_closest_marker(marker) is not None:
+                reason = missing()
+                if reason:
+                    item.add_marker(pytest.mark.skip(reason=reason))
+                    break
 
 
 @pytest.fixture

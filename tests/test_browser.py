@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.browser
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_report import XSS, make_demo_store  # noqa: E402
 

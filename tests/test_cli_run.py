@@ -53,6 +53,7 @@ def alive(pids):
     return out
 
 
+@pytest.mark.mpi
 def test_quick_suite_end_to_end(cli, db_path):
     out = cli("run", "quick", "--np", "2", "--label", "quick <b>", "--tag", "fabric=shm", "--tag", "site=ci")
     assert "complete" in out.stdout
@@ -107,6 +108,7 @@ def test_bad_input_is_one_clear_line(cli, db_path, args, message):
     assert not db_path.exists() or open_db(str(db_path)).list_runs() == []
 
 
+@pytest.mark.mpi
 def test_ctrl_c_keeps_points_and_marks_interrupted(cli, db_path):
     proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
     try:
@@ -124,6 +126,7 @@ def test_ctrl_c_keeps_points_and_marks_interrupted(cli, db_path):
     assert ranks and not alive(ranks)
 
 
+@pytest.mark.mpi
 def test_killed_rank_fails_the_run_and_names_it(cli, db_path):
     proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
     try:
@@ -143,6 +146,7 @@ def test_killed_rank_fails_the_run_and_names_it(cli, db_path):
     assert not alive(ranks)
 
 
+@pytest.mark.mpi
 def test_timeout_fails_the_run_and_keeps_points(cli, db_path):
     # Small latency points come fast; bibw at 4 MiB x 3000 iterations (~800 GB) cannot finish in 45 s.
     proc = cli("run", "latency", "bibw", "--np", "2", "--sizes", "0:4M", "--iterations", "3000", "--timeout", "45", check=False)
@@ -152,6 +156,7 @@ def test_timeout_fails_the_run_and_keeps_points(cli, db_path):
     assert open_db(str(db_path)).count_measurements(run.id) >= 1
 
 
+@pytest.mark.mpi
 def test_concurrent_runs_lose_nothing(cli, db_path):
     args = ("run", "latency", "bw", "--np", "2", "--sizes", "1:64K", "--iterations", "50")
     procs = [cli.popen(*args, "--label", f"writer{i}") for i in range(3)]

@@ -9,16 +9,17 @@ wall-clock time.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import pytest
 
+pytestmark = pytest.mark.mpi
+
 import fabricbench
 from fabricbench.launch import Layout, get_launcher
-from fabricbench.native import NativeMissing, engine_path
+from fabricbench.native import engine_path
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -28,12 +29,7 @@ RUN_TIMEOUT = 120  # seconds; a hang fails the test instead of stalling the suit
 
 @pytest.fixture(scope="module")
 def engine() -> Path:
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not on PATH")
-    try:
-        return engine_path()
-    except NativeMissing as exc:
-        pytest.skip(str(exc))
+    return engine_path()
 
 
 @pytest.fixture(scope="module")

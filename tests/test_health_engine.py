@@ -9,17 +9,18 @@ health. Sizes and repetitions are small so the file runs in seconds.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.mpi
+
 import fabricbench
 from fabricbench.workflows.health import CheckPlan
 from fabricbench.launch import Layout, get_launcher
-from fabricbench.native import NativeMissing, engine_path
+from fabricbench.native import engine_path
 
 jsonschema = pytest.importorskip("jsonschema")
 SCHEMA = json.loads((Path(fabricbench.__file__).resolve().parent / "data" / "record.schema.json").read_text())
@@ -28,16 +29,7 @@ PAIR_KEYS = {"size", "ranks", "src", "dst", "rank_src", "rank_dst", "src_host", 
 
 @pytest.fixture(scope="module")
 def engine() -> Path:
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not on PATH")
-    try:
-        path = engine_path()
-    except NativeMissing as exc:
-        pytest.skip(str(exc))
-    help_text = subprocess.run([str(path), "--help"], capture_output=True, text=True).stdout
-    if "allpairs" not in help_text:
-        pytest.skip(f"{path} was built without the allpairs benchmark; rebuild the engine")
-    return path
+    return engine_path()
 
 
 def run_engine(engine: Path, np: int, args, timeout: float = 180):

@@ -16,12 +16,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import time
 
 import pytest
 
-from fabricbench.lab import lab_session, netns_usable
+pytestmark = [pytest.mark.lab, pytest.mark.mpi]
+
+from fabricbench.lab import lab_session
 
 NODES = 8
 LINK = "1gbit"
@@ -41,17 +42,7 @@ def unique_lab():
 
 @pytest.fixture(scope="module")
 def lab_ready():
-    reason = netns_usable()
-    if reason:
-        pytest.skip(f"lab tests need root and network namespaces: {reason}")
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not on PATH")
-    from fabricbench.native import NativeMissing, engine_path
-
-    try:
-        engine_path()
-    except NativeMissing as exc:
-        pytest.skip(f"the engine is not built: {exc}")
+    """Needs are checked by the markers (tests/conftest.py)."""
 
 
 @pytest.fixture

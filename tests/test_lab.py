@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fabricbench.lab import Lab, LabError, LabSpec, current_lab, lab_session, leftovers, netns_usable, parse_rate, tcp_goodput
+from fabricbench.lab import Lab, LabError, LabSpec, current_lab, lab_session, leftovers, parse_rate, tcp_goodput
 from fabricbench.lab import core as lab_core
 from fabricbench.lab.agent import agent_script
 from fabricbench.lab.rates import format_rate, tcp_payload_share
@@ -202,9 +201,7 @@ _names = (f"ft{os.getpid() % 10000:04d}{c}{d}" for c, d in itertools.product("ab
 
 @pytest.fixture(scope="session")
 def netns_ok():
-    reason = netns_usable()
-    if reason:
-        pytest.skip(f"lab tests need root and network namespaces: {reason}")
+    """Root and namespaces are checked by the `lab` marker (tests/conftest.py)."""
 
 
 @pytest.fixture
@@ -234,14 +231,10 @@ def record_figure(request):
 
 @pytest.fixture(scope="session")
 def engine(netns_ok):
-    from fabricbench.native import NativeMissing, engine_path
+    """MPI and the engine are checked by the `mpi` marker (tests/conftest.py)."""
+    from fabricbench.native import engine_path
 
-    if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not on PATH")
-    try:
-        return str(engine_path())
-    except NativeMissing as exc:
-        pytest.skip(f"the engine is not built: {exc}")
+    return str(engine_path())
 
 
 def run_engine(hosts, args, timeout=180):
@@ -350,6 +343,7 @@ def test_lab_session_tears_down_also_on_errors(netns_ok):
 
 
 @pytest.mark.lab
+@pytest.mark.mpi
 def test_ranks_run_in_their_nodes_with_their_host_names(make_lab, engine, tmp_path):
     lab = make_lab(nodes=3)
     info = run_engine(lab.node_names, ["info"])
@@ -388,6 +382,7 @@ def _bw(hosts, window, iterations, size="4M"):
 
 
 @pytest.mark.lab
+@pytest.mark.mpi
 @pytest.mark.parametrize("link, window, iterations", [("1gbit", 8, 6), ("200mbit", 4, 4)], ids=["1gbit", "200mbit"])
 def test_bandwidth_is_the_links_tcp_goodput(make_lab, engine, record_figure, link, window, iterations):
     make_lab(nodes=2, link=link)
@@ -408,6 +403,7 @@ def test_bandwidth_is_the_links_tcp_goodput(make_lab, engine, record_figure, lin
 
 
 @pytest.mark.lab
+@pytest.mark.mpi
 def test_latency_between_nodes_is_above_shared_memory(make_lab, engine, record_figure):
     make_lab(nodes=2, link="1gbit")
     args = ["latency", "--sizes", "8:8", "--time-budget", "0.5"]
@@ -454,6 +450,7 @@ def _pairs(hosts, size="4M", window=8, iterations=4):
 
 
 @pytest.mark.lab
+@pytest.mark.mpi
 def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, engine, record_figure):
     make_lab(nodes=4, link="1gbit", degrade=(("n4", "200mbit"),))
     full, slow = tcp_goodput(1e9), tcp_goodput(200e6)
@@ -481,6 +478,7 @@ def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, 
 
 
 @pytest.mark.lab
+@pytest.mark.mpi
 def test_pairs_across_the_uplink_share_it(make_lab, engine, record_figure):
     make_lab(nodes=4, link="1gbit", switches=2, uplink="1gbit")  # n1, n2 on sw1; n3, n4 on sw2
     goodput = tcp_goodput(1e9)

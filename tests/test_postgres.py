@@ -66,6 +66,7 @@ def test_store_round_trip_on_postgresql(pg_url):
     assert [r.label for r in again.list_runs()] == ["pg"]
 
 
+@pytest.mark.mpi
 def test_cli_run_into_postgresql(cli, pg_url):
     cli.db = pg_url
     cli("run", "latency", "--np", "2", "--sizes", "1:1K", "--iterations", "100", "--label", "into pg")

@@ -16,6 +16,7 @@ def root_mpirun(monkeypatch):
     monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 
 
+@pytest.mark.mpi
 def test_profile_engine_store_show_and_report(cli, db_path, tmp_path):
     engine = str(engine_path())
     out = cli("profile", "--label", "engine latency", "--tag", "app=engine", "--",
@@ -43,6 +44,7 @@ def test_profile_engine_store_show_and_report(cli, db_path, tmp_path):
     assert html.count("data:image/svg+xml;base64") >= 3 and "could not be built" not in html
 
 
+@pytest.mark.mpi
 def test_a_failing_program_produces_no_profile_and_says_why(cli, db_path):
     proc = cli("profile", "--", *MPIRUN, "sh", "-c", "exit 3", check=False)
     assert proc.returncode == 1

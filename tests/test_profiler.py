@@ -30,8 +30,6 @@ DATA = Path(__file__).parent / "data" / "profiler"
 GENERATOR = Path(__file__).parent.parent / "native" / "profiler" / "gen_wrappers.py"
 TIMEOUT = 120
 
-needs_mpi = pytest.mark.skipif(not (shutil.which("mpicc") and shutil.which("mpirun")),
-                               reason="needs mpicc and mpirun on PATH")
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +105,14 @@ PER_RANK = {
 }
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_c_calls_counted_exactly(c_profile):
     got = entries(c_profile)
     for rank in range(4):
         assert got[rank] == {**COMMON, **PER_RANK[rank]}, f"rank {rank}"
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_c_communication_matrix(c_profile):
     # p2p: Send 0->1 (5 x 800 B), Isend ring r->r+1 (3 x 64 B), Sendrecv r<->r^1 (256 B),
     # Ssend on the split communicators 0->2 and 1->3 (4 B), persistent 2->3 (4 x 128 B).
@@ -130,7 +128,7 @@ def test_c_communication_matrix(c_profile):
     }
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_pcontrol_switches_recording(c_profile):
     got = entries(c_profile)
     for rank in range(4):
@@ -139,7 +137,7 @@ def test_pcontrol_switches_recording(c_profile):
     assert got[1].get(("MPI_Recv", 4)) is None
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_c_profile_metadata(c_profile):
     assert c_profile["ranks"] == 4
     assert len(c_profile["hosts"]) == 1
@@ -165,7 +163,7 @@ def coverage_profile(library, tmp_path_factory):
     return profile
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_every_wrapped_call_is_recorded(c_profile, coverage_profile):
     table = (GENERATOR.parent / "mpi_calls.tbl").read_text()
     wrapped = set(re.findall(r"^\w+\s+(MPI_\w+)\(", table, re.M))
@@ -179,7 +177,7 @@ def per_call(profile, call) -> list:
     return [{b: v for (c, b), v in got[rank].items() if c == call} for rank in range(profile["ranks"])]
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_vector_collectives_threads_and_windows(coverage_profile):
     p = coverage_profile
     assert p["mpi"]["thread_level"] == "multiple"
@@ -226,7 +224,7 @@ FORTRAN_COMMON = {
 }
 
 
-@needs_mpi
+@pytest.mark.mpi
 @pytest.mark.skipif(not shutil.which("mpif90"), reason="needs mpif90")
 @pytest.mark.parametrize("binding", ["use mpi", "mpif.h", "use mpi_f08"])
 def test_fortran_calls_counted_once(library, tmp_path, binding):
@@ -252,7 +250,7 @@ def test_fortran_calls_counted_once(library, tmp_path, binding):
 
 # ------------------------------------------------------------------ failures and other launches
 
-@needs_mpi
+@pytest.mark.mpi
 def test_killed_rank_gives_no_profile_and_says_why(library, tmp_path):
     exe = compile_c(DATA / "dies.c", tmp_path / "dies")
     rc, profile, reason = run_profiled(mpirun(3, exe), tmp_path / "profile.json", timeout=TIMEOUT)
@@ -264,7 +262,7 @@ def test_killed_rank_gives_no_profile_and_says_why(library, tmp_path):
     assert not (tmp_path / "profile.json").exists()
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_linked_library_and_singleton(library, tmp_path):
     """Linking the library works like LD_PRELOAD; a run without mpirun gets it from the environment."""
     linked = compile_c(DATA / "dies.c", tmp_path / "linked", "-DNO_KILL", f"-L{library.parent}",
@@ -282,7 +280,7 @@ def test_linked_library_and_singleton(library, tmp_path):
     assert entries(profile)[0][("MPI_Allreduce", 3)] == (20, 80)
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_prepare_command_hands_library_to_ranks(tmp_path):
     argv, env = prepare_command(["mpirun", "-np", "2", "./app"], "/x/libfabricbench-prof.so", tmp_path / "p.json",
                                 env={"PATH": os.environ["PATH"]})
@@ -297,7 +295,7 @@ def test_prepare_command_hands_library_to_ranks(tmp_path):
     assert env["LD_PRELOAD"] == "/x/lib.so:/other.so" and env["FABRICBENCH_PROFILE"] == "/p.json"
 
 
-@needs_mpi
+@pytest.mark.mpi
 def test_profiling_the_engine(library, tmp_path):
     try:
         engine = engine_path()

@@ -3,9 +3,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from fabricbench import provenance
 
 
+@pytest.mark.mpi
 def test_collect_has_the_listed_fields():
     facts = provenance.collect()
     for key in ("hostname", "cpu", "memory_bytes", "numa_nodes", "kernel", "os", "mpi", "compiler", "env",

@@ -6,28 +6,22 @@ import subprocess
 
 import pytest
 
+pytestmark = pytest.mark.mpi
+
 import fabricbench
 from fabricbench.store import Host, Measurement
 
 
 def _engine():
-    from fabricbench.native import NativeMissing, engine_path
+    from fabricbench.native import engine_path
 
-    try:
-        return str(engine_path())
-    except NativeMissing as exc:
-        pytest.skip(f"fabricbench-mpi not built: {exc}")
+    return str(engine_path())
 
 
 def _launcher():
-    from fabricbench.launch import Layout, LaunchError, get_launcher
+    from fabricbench.launch import Layout, get_launcher
 
-    try:
-        launcher = get_launcher("mpirun", Layout(np=2))
-        launcher.command(["true"])
-    except LaunchError as exc:
-        pytest.skip(f"no MPI: {exc}")
-    return launcher
+    return get_launcher("mpirun", Layout(np=2))
 
 
 def run_engine(benchmark: str, *args: str):

@@ -2,7 +2,6 @@
 ranks through the real CLI; failed repetitions, timeouts, Ctrl-C; the lab when it exists."""
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +15,7 @@ from fabricbench.store import open_db
 DATA = Path(__file__).parent / "data" / "scaling"
 FOM = r"FOM: ([0-9.]+) Mcells/s"
 
-pytestmark = pytest.mark.skipif(not shutil.which("mpicc") or not shutil.which("mpirun"), reason="needs mpicc and mpirun")
+pytestmark = pytest.mark.mpi
 
 
 @pytest.fixture(scope="module")
@@ -182,21 +181,7 @@ def test_bad_arguments_are_refused_before_anything_runs(cli, db_path, tmp_path):
     assert not db_path.exists() or open_db(str(db_path)).list_runs() == []
 
 
-def _lab_available():
-    try:
-        import fabricbench.lab as lab
-    except ImportError:
-        return False
-    if os.geteuid() != 0 or not hasattr(lab, "lab_session"):
-        return False
-    try:
-        return lab.netns_usable() is None
-    except Exception:  # noqa: BLE001
-        return False
-
-
 @pytest.mark.lab
-@pytest.mark.skipif(not _lab_available(), reason="needs root and the lab (fabricbench.lab, network namespaces)")
 def test_jacobi_on_the_lab_uses_the_first_n_nodes(cli, db_path, jacobi, monkeypatch):
     from fabricbench.lab import lab_session
 
