@@ -74,24 +74,28 @@ static fb_handle_slot_t *fb_handle_find(uint64_t key, int kind)
     return NULL;
 }
 
-/* Builds the rank map of a group and stores it under key; returns NULL if the table is full. */
-static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group group, int rank, int inter,
+/* Builds the rank map of a group (and frees the group) and stores it under key; returns
+ * NULL, counted as untracked, if the table is full. */
+static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group *group, int rank, int inter,
                                          int outdegree, int *is_new)
 {
     *is_new = 0;
     int n = 0;
-    PMPI_Group_size(group, &n);
+    PMPI_Group_size(*group, &n);
     int *world = malloc((size_t)(n > 0 ? n : 1) * sizeof *world);
     int *ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *ranks);
+    if (world && ranks) {
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        PMPI_Group_translate_ranks(*group, n, ranks, fb.world_group, world);
+    }
+    PMPI_Group_free(group);
+    free(ranks);
     if (!world || !ranks) {
         free(world);
-        free(ranks);
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
-        ranks[i] = i;
-    PMPI_Group_translate_ranks(group, n, ranks, fb.world_group, world);
-    free(ranks);
     for (int i = 0; i < n; i++)
         if (world[i] == MPI_UNDEFINED) world[i] = -1;
 
@@ -118,6 +122,8 @@ static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group group
             free(world);
     }
     pthread_mutex_unlock(&fb_table_lock);
+    if (!result)
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return result;
 }
 
@@ -191,12 +197,9 @@ const fb_comm_t *fb_comm_lookup(MPI_Comm comm)
         return NULL;
     int is_new;
     const fb_comm_t *info =
-        fb_handle_insert(key, FB_K_COMM, group, rank, inter, inter ? -1 : fb_outdegree(comm, rank), &is_new);
-    PMPI_Group_free(&group);
+        fb_handle_insert(key, FB_K_COMM, &group, rank, inter, inter ? -1 : fb_outdegree(comm, rank), &is_new);
     if (is_new)
         PMPI_Comm_set_attr(comm, fb.comm_keyval, NULL); /* its delete callback forgets the handle */
-    else if (!info)
-        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return info;
 }
 
@@ -220,12 +223,9 @@ const fb_comm_t *fb_win_lookup(MPI_Win win)
     int rank = 0;
     PMPI_Group_rank(group, &rank);
     int is_new;
-    const fb_comm_t *info = fb_handle_insert(key, FB_K_WIN, group, rank, 0, -1, &is_new);
-    PMPI_Group_free(&group);
+    const fb_comm_t *info = fb_handle_insert(key, FB_K_WIN, &group, rank, 0, -1, &is_new);
     if (is_new)
         PMPI_Win_set_attr(win, fb.win_keyval, NULL); /* its delete callback forgets the handle */
-    else if (!info)
-        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return info;
 }
 

@@ -220,14 +220,19 @@ static inline void fb_rec_plain(int id, uint64_t dt, int is_f)
     fb_record(id, dt, 0);
 }
 
+/* A call that moves bytes to or from one peer (world rank, -1 for none): its size, and
+ * its entry in a matrix layer. */
+static inline void fb_rec_moved(int id, uint64_t dt, int layer, uint64_t bytes, int world_peer)
+{
+    fb_record(id, dt, bytes);
+    fb_matrix_add(layer, world_peer, bytes);
+}
+
 /* Point-to-point send (also Sendrecv: the send half): message size and a matrix entry. */
 static inline void fb_rec_send(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_P2P, fb_world_of(fb_comm(comm), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_P2P, fb_bytes(count, type), peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1);
 }
 
 static inline void fb_rec_recv(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
@@ -516,22 +521,21 @@ static inline void fb_rec_nbrw(int id, uint64_t dt, int is_f, const int *scounts
 
 /* One-sided: origin count x origin type; Put/Accumulate move data to the target, Get from it.
  * A call without a count role (Fetch_and_op, Compare_and_swap) moves one element. */
+static inline int fb_win_peer(MPI_Win win, int peer)
+{
+    return peer >= 0 ? fb_world_of(fb_win_lookup(win), peer) : -1;
+}
+
 static inline void fb_rec_put(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_RMA_TO, fb_world_of(fb_win_lookup(win), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_RMA_TO, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
 static inline void fb_rec_get(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_RMA_FROM, fb_world_of(fb_win_lookup(win), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_RMA_FROM, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
 static inline void fb_rec_winnew(int id, uint64_t dt, int is_f, MPI_Comm comm, MPI_Win newwin)
