@@ -18,6 +18,7 @@ import pytest
 pytestmark = pytest.mark.mpi
 
 import fabricbench
+from fabricbench.errors import UsageError
 from fabricbench.launch import Layout, get_launcher
 from fabricbench.native import engine_path
 
@@ -427,3 +428,137 @@ def test_killed_rank_leaves_only_complete_lines(engine, validator):
     assert not run.of("end")
     for rec in records:
         validator.validate(rec)
+
+
+# ---- the benchmark table: `fabricbench-mpi list` and fabricbench.suite -------------------------------
+
+EXAMPLE_VALUES = {
+    "--sizes": "4:8", "--window": "2", "--warmup": "1", "--iterations": "2", "--time-budget": "0.01",
+    "--min-iterations": "2", "--cache": "cold", "--cache-pool": "64K", "--validate": None, "--seed": "3",
+    "--pairs": "1", "--random-rings": "1", "--root": "1", "--format": "jsonl", "--mode": "pairs",
+    "--size": "4K", "--repetitions": "1", "--retest": "1",
+}
+
+
+def engine_table(engine: Path) -> List[dict]:
+    """`fabricbench-mpi list` run as a plain program: no mpirun, and nothing of MPI's in the environment."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
+    proc = subprocess.run([str(engine), "list", "--format", "jsonl"], capture_output=True, text=True, env=env,
+                          timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_list_exports_the_benchmark_table_without_mpi(engine):
+    table = engine_table(engine)
+    names = [b["name"] for b in table]
+    assert len(names) == len(set(names)) >= 16 and "allpairs" in names and "multi_lat" in names
+    for b in table:
+        assert set(b) >= {"name", "family", "metrics", "sizes", "fixed_sizes", "size_floor", "min_ranks",
+                          "even_ranks", "options", "summary"}
+        assert b["summary"] and b["min_ranks"] >= 1
+        assert b["sizes"] is None or b["sizes"].count(":") == 1
+        assert "--validate" in b["options"] and "--inject-corruption" not in b["options"]
+        assert ("--sizes" in b["options"]) == (b["sizes"] is not None)
+    by_name = {b["name"]: b for b in table}
+    assert by_name["multi_lat"]["sizes"] == "0:4M" and by_name["multi_lat"]["even_ranks"] is True
+    assert by_name["ring"]["fixed_sizes"] == [8, 2000000]
+    assert by_name["mbw_mr"]["metrics"] == ["bandwidth", "message_rate"]
+    # The same table, read by a person.
+    human = subprocess.run([str(engine), "list", "--format", "table"], capture_output=True, text=True, timeout=30)
+    assert human.returncode == 0 and [l.split()[0] for l in human.stdout.splitlines()[1:]] == names
+    bad = subprocess.run([str(engine), "list", "--window", "4"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "list takes no option but --format" in bad.stderr
+
+
+def test_the_python_table_is_the_engines(engine):
+    from fabricbench import native, suite
+
+    table = engine_table(engine)
+    installed = [json.loads(line) for line in native.benchmark_table_path().read_text().splitlines()]
+    assert installed == table  # the build installed what this engine says
+    assert list(suite.BENCHMARKS) == [b["name"] for b in table]
+    for b in table:
+        spec = suite.BENCHMARKS[b["name"]]
+        assert (spec.family, spec.sizes, spec.min_ranks, spec.even_ranks) == (
+            b["family"], b["sizes"], b["min_ranks"], b["even_ranks"])
+        assert list(spec.options) == b["options"] and list(spec.metrics) == b["metrics"]
+    # allpairs is known, but it is the health check's, not a suite's.
+    assert suite.BENCHMARKS["allpairs"].family == "health"
+    for name in ("quick", "standard"):
+        steps = suite.SUITES[name]
+        assert "allpairs" not in {s.benchmark for s in steps}
+        for step in steps:
+            suite.check_options(suite.BENCHMARKS[step.benchmark], step.args)
+    assert {s.benchmark for s in suite.SUITES["standard"]} == {
+        b["name"] for b in table if b["family"] in ("pt2pt", "collective", "hpcc")}
+    with pytest.raises(UsageError, match="allpairs does not take --iterations"):
+        suite.plan(["allpairs"], 2, extra=["--iterations", "3"])
+
+
+def test_every_listed_option_is_accepted(engine):
+    """Each benchmark run with every option its table entry lists: none is refused. Where the
+    list holds both --iterations and --time-budget, which exclude each other, that exclusion
+    (checked after the refusals) is the only complaint; otherwise the run completes."""
+    for b in engine_table(engine):
+        args = [b["name"]]
+        for option in b["options"]:
+            assert option in EXAMPLE_VALUES, f"{option} of {b['name']} needs an example value in this test"
+            args += [option] if EXAMPLE_VALUES[option] is None else [option, EXAMPLE_VALUES[option]]
+        run = run_engine(engine, 2, args, timeout=60)
+        assert "does not take" not in run.stderr and "unknown option" not in run.stderr, (args, run.stderr)
+        if {"--iterations", "--time-budget"} <= set(b["options"]):
+            assert run.returncode == 2 and "exclude each other" in run.stderr, (args, run.stderr)
+        else:
+            assert run.returncode == 0, (args, run.stderr)
+
+
+def test_python_knows_the_table_is_missing(tmp_path, monkeypatch):
+    from fabricbench import native, suite
+
+    monkeypatch.setenv("FABRICBENCH_NATIVE_DIR", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no fabricbench-mpi to fall back on either
+    assert list(suite.SUITES) == ["quick", "standard", "hpcc-net"]
+    with pytest.raises(native.NativeMissing, match="benchmarks.jsonl is missing"):
+        suite.plan(["latency"], 2)
+    (tmp_path / "share").mkdir()
+    (tmp_path / "share" / "benchmarks.jsonl").write_text('{"name": "latency"}\n')
+    with pytest.raises(native.NativeMissing, match=r"benchmarks.jsonl:1: not a line of `fabricbench-mpi list`"):
+        suite.plan(["latency"], 2)
+
+
+# ---- the sketch of each point's samples -----------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "np,args",
+    [
+        (2, ["latency", "--sizes", "0:8", "--iterations", "60"]),
+        (2, ["mbw_mr", "--sizes", "1K:1K", "--iterations", "20", "--window", "4"]),
+        (3, ["allreduce", "--sizes", "4:8", "--iterations", "10"]),
+        (2, ["ring", "--iterations", "2", "--random-rings", "1"]),  # random rings: n = 1
+        (2, ["allpairs", "--size", "1K", "--repetitions", "2", "--retest", "1"]),
+    ],
+)
+def test_each_point_carries_a_sketch_of_its_samples(engine, validator, np, args):
+    run = run_engine(engine, np, args)
+    if args[0] == "allpairs":  # plans no point count (retests depend on what the sweep finds)
+        assert run.returncode == 0, run.stderr
+        for rec in run.records:
+            validator.validate(rec)
+        points = run.points
+    else:
+        points = check_complete_run(run, validator, np, args[0])
+    sketched = 0
+    for p in points:
+        if p["benchmark"] == "allpairs" and p["params"].get("scope") != "matrix":
+            assert "sketch" not in p["detail"]  # one per ordered pair would be too many
+            continue
+        q = p["detail"]["sketch"]["q"]
+        assert len(q) == 101
+        assert (q[0], q[50], q[99], q[100]) == (p["min"], p["median"], p["p99"], p["max"])
+        assert all(a <= b for a, b in zip(q, q[1:]))
+        if p["n"] == 1:
+            assert len(set(q)) == 1
+        sketched += 1
+    assert sketched >= 2

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections import defaultdict
@@ -278,6 +279,41 @@ def test_linked_library_and_singleton(library, tmp_path):
     assert rc == 0 and profile is not None, reason
     assert profile["ranks"] == 1
     assert entries(profile)[0][("MPI_Allreduce", 3)] == (20, 80)
+
+
+@pytest.mark.mpi
+def test_the_profile_is_private_and_a_planted_link_is_not_followed(library, tmp_path):
+    exe = compile_c(DATA / "plants_link.c", tmp_path / "plants_link")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    path = tmp_path / "profile.json"
+    rc, profile, reason = run_profiled(mpirun(2, exe, victim), path, timeout=TIMEOUT)
+    assert rc == 0 and profile is not None, reason
+    assert victim.read_text() == "precious\n"
+    assert entries(profile)[0][("MPI_Allreduce", 3)] == (1, 4)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith("profile.json.tmp.")]
+    assert len(leftovers) == 1 and leftovers[0].is_symlink()  # the planted link, left alone; no temp file
+    assert os.readlink(leftovers[0]) == str(victim)
+
+
+@pytest.mark.mpi
+def test_threads_inside_mpi_at_once_count_once_for_the_rank(library, tmp_path):
+    exe = compile_c(DATA / "threads_wait.c", tmp_path / "threads_wait", "-pthread")
+    rc, profile, reason = run_profiled(mpirun(2, exe), tmp_path / "profile.json", timeout=TIMEOUT)
+    assert rc == 0 and profile is not None, reason
+    waiting = profile["rank_info"][0]
+    per_thread = waiting["mpi_time_per_thread"]
+    assert waiting["mpi_threads"] == len(per_thread) == 5  # the main thread's barrier, then four waiters
+    assert min(per_thread[1:]) > 0.5  # each waiter sat in MPI_Recv for about a second
+    assert waiting["mpi_time_all_threads"] == pytest.approx(sum(per_thread), rel=1e-6)
+    assert waiting["mpi_time_all_threads"] > waiting["app_time"]  # the calls overlap ...
+    assert 0.5 < waiting["mpi_time"] <= waiting["app_time"]  # ... the rank's time in MPI does not
+    assert "mpi_time_capped" not in waiting
+    sender = profile["rank_info"][1]
+    assert sender["mpi_threads"] == 1  # one thread: the time inside MPI covers its calls
+    assert sender["mpi_time_all_threads"] <= sender["mpi_time"] <= sender["app_time"]
+    assert summarize(profile)["mpi_percent"]["overall"] <= 100
 
 
 @pytest.mark.mpi

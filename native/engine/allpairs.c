@@ -41,8 +41,8 @@
  * rank_src, rank_dst, src_host, dst_host, direction, mode, window), per ordered pair
  * latency (size 8, direction "send": the src initiates and times), then per metric a
  * matrix record (params.scope "matrix"; statistics over pairs; detail.matrix with every
- * cell, row = src, column = dst, when N <= MAX_MATRIX_DETAIL). Host names come from
- * MPI_Get_processor_name.
+ * cell, row = src, column = dst, when N <= MAX_MATRIX_DETAIL). Host names are the run
+ * record's (gethostname of each rank).
  *
  * Waiting: ranks spin in MPI waits as usual, unless ranks outnumber the cores of the
  * machine they share (same kernel boot id: the lab's nodes), where they nap between tests
@@ -51,14 +51,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "buffers.h"
 #include "check.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
+#include "tags.h"
 #include "timing.h"
 
 #define LAT_BYTES 8
@@ -71,12 +70,8 @@
 #define CELL_CAP 64
 #define MAX_MATRIX_DETAIL 64
 #define ACK_BYTES 4
-#define HOST_MAX MPI_MAX_PROCESSOR_NAME
-#define BOOT_ID_MAX MPI_MAX_PROCESSOR_NAME
 #define POLITE_SPIN_S 20e-6
-#define POLITE_NAP_NS 20000
 
-enum { TAG_DATA = 41, TAG_ACK, TAG_PING, TAG_PONG, TAG_RESULT };
 enum mode { EXCHANGE, PAIRS };
 enum { WHY_SWEEP, WHY_NODE, WHY_SLOW };
 
@@ -91,7 +86,7 @@ typedef struct {
     char ack_s[ACK_BYTES], ack_r[ACK_BYTES];
     char lat_s[LAT_BYTES], lat_r[LAT_BYTES];
     double *rtt;        /* LAT_ROUND_TRIPS round-trip times */
-    char *hosts;        /* rank 0: processor name of every rank, HOST_MAX bytes each */
+    int lat_peer, lat_initiator; /* the ping-pong being run */
     /* This rank's samples by peer, [peer * reps + rep]: send-side and latency of me -> peer,
      * receive-side of peer -> me. */
     double *send_bw, *recv_bw, *lat;
@@ -101,7 +96,7 @@ typedef struct {
 
 static const char *mode_name(const ap_state *s) { return s->mode == EXCHANGE ? "exchange" : "pairs"; }
 
-static const char *host_of(const ap_state *s, int rank) { return s->hosts + (size_t)rank * HOST_MAX; }
+static const char *host_of(const ap_state *s, int rank) { return fb_host_of(s->ctx, rank); }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
 
@@ -112,20 +107,10 @@ static const char *host_of(const ap_state *s, int rank) { return s->hosts + (siz
  * link. Then a wait spins POLITE_SPIN_S and naps between tests after that. */
 static void wait_all(const ap_state *s, int n, MPI_Request *reqs)
 {
-    if (!s->polite) {
+    if (s->polite)
+        fb_wait_napping(n, reqs, POLITE_SPIN_S);
+    else
         MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
-        return;
-    }
-    int done = 0;
-    double t0 = MPI_Wtime();
-    MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-    while (!done) {
-        if (MPI_Wtime() - t0 > POLITE_SPIN_S) {
-            struct timespec pause = {0, POLITE_NAP_NS};
-            nanosleep(&pause, NULL);
-        }
-        MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-    }
 }
 
 static void barrier(const ap_state *s)
@@ -134,29 +119,6 @@ static void barrier(const ap_state *s)
         fb_quiet_barrier();
     else
         MPI_Barrier(MPI_COMM_WORLD);
-}
-
-/* Ranks on one kernel (same boot id; lab nodes differ in host name only) against its cores. */
-static int ranks_outnumber_cores(const ap_state *s)
-{
-    char id[BOOT_ID_MAX];
-    memset(id, 0, sizeof id);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (!f || !fgets(id, sizeof id, f))
-        MPI_Get_processor_name(id, &(int){0});
-    if (f)
-        fclose(f);
-    id[BOOT_ID_MAX - 1] = '\0';
-    char *all = fb_malloc((size_t)s->np * BOOT_ID_MAX);
-    MPI_Allgather(id, BOOT_ID_MAX, MPI_CHAR, all, BOOT_ID_MAX, MPI_CHAR, MPI_COMM_WORLD);
-    int sharing = 0;
-    for (int r = 0; r < s->np; r++)
-        sharing += memcmp(all + (size_t)r * BOOT_ID_MAX, id, BOOT_ID_MAX) == 0;
-    free(all);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int mine = cores > 0 && sharing > cores, any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return any;
 }
 
 /* ---- schedules ------------------------------------------------------------------------ */
@@ -208,17 +170,17 @@ static void window_transfer(ap_state *s, int to, int from, long long iter, doubl
 
     double t0 = MPI_Wtime(), t_last = t0, t_ack = t0;
     if (to >= 0)
-        MPI_Irecv(s->ack_r, ACK_BYTES, MPI_CHAR, to, TAG_ACK, MPI_COMM_WORLD, ack_in);
+        MPI_Irecv(s->ack_r, ACK_BYTES, MPI_CHAR, to, FB_TAG_AP_ACK, MPI_COMM_WORLD, ack_in);
     if (from >= 0)
         for (int i = 0; i < w; i++)
-            MPI_Irecv(rb, size, MPI_CHAR, from, TAG_DATA, MPI_COMM_WORLD, &rq[i]);
+            MPI_Irecv(rb, size, MPI_CHAR, from, FB_TAG_AP_DATA, MPI_COMM_WORLD, &rq[i]);
     if (to >= 0)
         for (int i = 0; i < w; i++)
-            MPI_Isend(sb, size, MPI_CHAR, to, TAG_DATA, MPI_COMM_WORLD, &sq[i]);
+            MPI_Isend(sb, size, MPI_CHAR, to, FB_TAG_AP_DATA, MPI_COMM_WORLD, &sq[i]);
     if (from >= 0) {
         wait_all(s, w, rq);
         t_last = MPI_Wtime();
-        MPI_Isend(s->ack_s, ACK_BYTES, MPI_CHAR, from, TAG_ACK, MPI_COMM_WORLD, ack_out);
+        MPI_Isend(s->ack_s, ACK_BYTES, MPI_CHAR, from, FB_TAG_AP_ACK, MPI_COMM_WORLD, ack_out);
     }
     if (to >= 0) {
         wait_all(s, w, sq);
@@ -238,45 +200,44 @@ static void window_transfer(ap_state *s, int to, int from, long long iter, doubl
         *recv_rate = from >= 0 && t_last > t0 ? bytes / (t_last - t0) / 1e6 : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* Median of the finite values of x[0..n-1], left as they are (tmp: room for n). */
+static double median_of(const double *x, long long n, double *tmp)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    memcpy(tmp, x, (size_t)n * sizeof *tmp);
+    return fb_median_finite(tmp, n);
 }
 
-/* Median of the finite values of x[0..n-1] (reorders x); NAN when there are none. */
-static double median_of(double *x, long long n)
+/* count 8-byte round trips with s->lat_peer, the initiator sending first. */
+static void round_trips(void *state, long long first, long long count)
 {
-    long long k = 0;
-    for (long long i = 0; i < n; i++)
-        if (isfinite(x[i]))
-            x[k++] = x[i];
-    if (k == 0)
-        return NAN;
-    qsort(x, (size_t)k, sizeof *x, cmp_double);
-    return k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2]);
-}
-
-/* Round trips of 8 bytes with peer; the initiator returns the median one-way time in us. */
-static double pingpong(ap_state *s, int peer, int initiator, int warmup)
-{
+    ap_state *s = state;
+    const int peer = s->lat_peer;
     MPI_Request req[2];
-    for (int i = 0; i < warmup + LAT_ROUND_TRIPS; i++) {
-        double t0 = MPI_Wtime();
-        if (initiator) {
-            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, TAG_PONG, MPI_COMM_WORLD, &req[0]);
-            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, TAG_PING, MPI_COMM_WORLD, &req[1]);
+    (void)first;
+    for (long long i = 0; i < count; i++) {
+        if (s->lat_initiator) {
+            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, FB_TAG_AP_PONG, MPI_COMM_WORLD, &req[0]);
+            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, FB_TAG_AP_PING, MPI_COMM_WORLD, &req[1]);
             wait_all(s, 2, req);
-            if (i >= warmup)
-                s->rtt[i - warmup] = MPI_Wtime() - t0;
         } else {
-            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, TAG_PING, MPI_COMM_WORLD, &req[0]);
+            MPI_Irecv(s->lat_r, LAT_BYTES, MPI_CHAR, peer, FB_TAG_AP_PING, MPI_COMM_WORLD, &req[0]);
             wait_all(s, 1, &req[0]);
-            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, TAG_PONG, MPI_COMM_WORLD, &req[1]);
+            MPI_Isend(s->lat_s, LAT_BYTES, MPI_CHAR, peer, FB_TAG_AP_PONG, MPI_COMM_WORLD, &req[1]);
             wait_all(s, 1, &req[1]);
         }
     }
-    return initiator ? median_of(s->rtt, LAT_ROUND_TRIPS) * 1e6 / 2.0 : NAN;
+}
+
+/* warmup untimed round trips with peer, then LAT_ROUND_TRIPS timed one by one; the
+ * initiator returns the median one-way time in us. */
+static double pingpong(ap_state *s, int peer, int initiator, int warmup)
+{
+    fb_kernel kern = {round_trips, NULL, s, 0};
+    s->lat_peer = peer;
+    s->lat_initiator = initiator;
+    round_trips(s, -warmup, warmup);
+    fb_time_samples(&kern, LAT_ROUND_TRIPS, 1, 0, LAT_ROUND_TRIPS, s->rtt);
+    return initiator ? fb_median_finite(s->rtt, LAT_ROUND_TRIPS) * 1e6 / 2.0 : NAN;
 }
 
 /* Both directions of a latency pair: the lower rank initiates first, then the higher. */
@@ -356,6 +317,7 @@ static void pair_point(ap_state *s, ap_point *ap, int bandwidth, int src, int ds
         fb_stats_compute(&pt->st, kept, k);
     else
         pt->st.n = 1; /* no usable sample (a clock that did not move): all zero, flagged below */
+    pt->st.has_quantiles = 0; /* a pair's record has its few samples in detail, and pairs are many */
     pt->value = k ? pt->st.median : 0.0;
     pt->iterations = bandwidth ? (long long)n * s->window : (long long)n * LAT_ROUND_TRIPS;
     pair_params(s, &pt->params, src, dst, direction);
@@ -390,94 +352,66 @@ static void pair_point(ap_state *s, ap_point *ap, int bandwidth, int src, int ds
 static void emit_points(ap_state *s, ap_point *pts, int n)
 {
     static ap_point dummy;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         fb_emit(s->ctx, s->me == 0 ? &pts[i].pt : &dummy.pt, 1);
-        if (s->me == 0)
-            fb_point_free(&pts[i].pt);
-    }
 }
 
-/* After the last repetition of a bandwidth round: gather every rank's samples on rank 0,
- * emit a send and a receive record per transfer, keep the medians. */
-static void emit_bandwidth_round(ap_state *s, int round)
+/* After the last repetition of a round: every rank's row gathered on rank 0 (NULL on the
+ * others). A row is [to, then reps samples of each series k, taken from by_peer[k] at
+ * peers[k]] (NAN where peers[k] is -1). */
+static double *gather_round(ap_state *s, int to, int nseries, double *const by_peer[], const int peers[])
 {
-    const int np = s->np, reps = s->reps, stride = 2 + 2 * reps;
-    int to, from;
-    round_peers(s, round, &to, &from);
+    const int reps = s->reps, stride = 1 + nseries * reps;
     double *mine = fb_malloc((size_t)stride * sizeof *mine);
     mine[0] = to;
-    mine[1 + reps] = from;
-    for (int i = 0; i < reps; i++) {
-        mine[1 + i] = to >= 0 ? s->send_bw[(size_t)to * reps + i] : NAN;
-        mine[2 + reps + i] = from >= 0 ? s->recv_bw[(size_t)from * reps + i] : NAN;
-    }
-    double *all = s->me == 0 ? fb_malloc((size_t)np * stride * sizeof *all) : NULL;
+    for (int k = 0; k < nseries; k++)
+        for (int i = 0; i < reps; i++)
+            mine[1 + k * reps + i] = peers[k] >= 0 ? by_peer[k][(size_t)peers[k] * reps + i] : NAN;
+    double *all = s->me == 0 ? fb_malloc((size_t)s->np * stride * sizeof *all) : NULL;
     MPI_Gather(mine, stride, MPI_DOUBLE, all, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-
-    /* Every rank knows how many transfers the round had: one per sending rank. */
-    int senders = 0;
-    for (int r = 0; r < np; r++) {
-        int t = s->mode == EXCHANGE ? 1 : tournament_partner(r, round, np) >= 0;
-        senders += t;
-    }
-    ap_point *pts = s->me == 0 ? fb_calloc((size_t)2 * senders, sizeof *pts) : NULL;
-    if (s->me == 0) {
-        int k = 0;
-        double *tmp = fb_malloc((size_t)reps * sizeof *tmp);
-        for (int src = 0; src < np; src++) {
-            const double *row = all + (size_t)src * stride;
-            int dst = (int)row[0];
-            if (dst < 0)
-                continue;
-            const double *peer = all + (size_t)dst * stride;
-            const double *recv = peer + 2 + reps; /* dst received from peer[1 + reps] == src */
-            pair_point(s, &pts[k++], 1, src, dst, "send", row + 1, round, WHY_SWEEP);
-            pair_point(s, &pts[k++], 1, src, dst, "recv", recv, round, WHY_SWEEP);
-            memcpy(tmp, row + 1, (size_t)reps * sizeof *tmp);
-            s->med_send[(size_t)src * np + dst] = median_of(tmp, reps);
-            memcpy(tmp, recv, (size_t)reps * sizeof *tmp);
-            s->med_recv[(size_t)src * np + dst] = median_of(tmp, reps);
-        }
-        free(tmp);
-    }
-    emit_points(s, pts, 2 * senders);
-    free(pts);
-    free(all);
     free(mine);
+    return all;
 }
 
-static void emit_latency_round(ap_state *s, int round)
+/* After the last repetition of a round: rank 0 emits every transfer's records and keeps
+ * their medians. Bandwidth: a send record (the sender's row) and a receive record (the
+ * receiver's row: dst received from src in this round); latency: the initiator's record. */
+static void emit_round(ap_state *s, int round, int bandwidth)
 {
-    const int np = s->np, reps = s->reps, stride = 1 + reps;
-    int peer = tournament_partner(s->me, round, np);
-    double *mine = fb_malloc((size_t)stride * sizeof *mine);
-    mine[0] = peer;
-    for (int i = 0; i < reps; i++)
-        mine[1 + i] = peer >= 0 ? s->lat[(size_t)peer * reps + i] : NAN;
-    double *all = s->me == 0 ? fb_malloc((size_t)np * stride * sizeof *all) : NULL;
-    MPI_Gather(mine, stride, MPI_DOUBLE, all, stride, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    int active = 0;
+    const int np = s->np, reps = s->reps, nseries = bandwidth ? 2 : 1, stride = 1 + nseries * reps;
+    int to, from;
+    if (bandwidth)
+        round_peers(s, round, &to, &from);
+    else
+        to = from = tournament_partner(s->me, round, np);
+    double *by_peer[2] = {bandwidth ? s->send_bw : s->lat, s->recv_bw};
+    double *medians[2] = {bandwidth ? s->med_send : s->med_lat, s->med_recv};
+    const int peers[2] = {to, from};
+    double *all = gather_round(s, to, nseries, by_peer, peers);
+
+    /* Every rank knows how many transfers the round had: one per sending rank. */
+    int transfers = 0;
     for (int r = 0; r < np; r++)
-        active += tournament_partner(r, round, np) >= 0;
-    ap_point *pts = s->me == 0 ? fb_calloc((size_t)active, sizeof *pts) : NULL;
+        transfers += bandwidth && s->mode == EXCHANGE ? 1 : tournament_partner(r, round, np) >= 0;
+    ap_point *pts = s->me == 0 ? fb_calloc((size_t)nseries * transfers, sizeof *pts) : NULL;
     if (s->me == 0) {
         int k = 0;
         double *tmp = fb_malloc((size_t)reps * sizeof *tmp);
         for (int src = 0; src < np; src++) {
-            const double *row = all + (size_t)src * stride;
-            int dst = (int)row[0];
+            int dst = (int)all[(size_t)src * stride];
             if (dst < 0)
                 continue;
-            pair_point(s, &pts[k++], 0, src, dst, "send", row + 1, round, WHY_SWEEP);
-            memcpy(tmp, row + 1, (size_t)reps * sizeof *tmp);
-            s->med_lat[(size_t)src * np + dst] = median_of(tmp, reps);
+            for (int series = 0; series < nseries; series++) {
+                const double *x = all + (size_t)(series ? dst : src) * stride + 1 + (size_t)series * reps;
+                pair_point(s, &pts[k++], bandwidth, src, dst, series ? "recv" : "send", x, round, WHY_SWEEP);
+                medians[series][(size_t)src * np + dst] = median_of(x, reps, tmp);
+            }
         }
         free(tmp);
     }
-    emit_points(s, pts, active);
+    emit_points(s, pts, nseries * transfers);
     free(pts);
     free(all);
-    free(mine);
 }
 
 /* Rank 0: one record of the whole matrix (row = src, column = dst), statistics over pairs. */
@@ -566,12 +500,10 @@ static void row_col_medians(const double *m, int np, double *rows, double *cols)
 {
     double *tmp = fb_malloc((size_t)np * sizeof *tmp);
     for (int i = 0; i < np; i++) {
-        for (int j = 0; j < np; j++)
-            tmp[j] = m[(size_t)i * np + j];
-        rows[i] = median_of(tmp, np);
+        rows[i] = median_of(m + (size_t)i * np, np, tmp);
         for (int j = 0; j < np; j++)
             tmp[j] = m[(size_t)j * np + i];
-        cols[i] = median_of(tmp, np);
+        cols[i] = fb_median_finite(tmp, np);
     }
     free(tmp);
 }
@@ -579,8 +511,7 @@ static void row_col_medians(const double *m, int np, double *rows, double *cols)
 static double matrix_median(const double *m, int np)
 {
     double *all = fb_malloc((size_t)np * np * sizeof *all);
-    memcpy(all, m, (size_t)np * np * sizeof *all);
-    double g = median_of(all, (long long)np * np);
+    double g = median_of(m, (long long)np * np, all);
     free(all);
     return g;
 }
@@ -710,23 +641,23 @@ static void retest_pair(ap_state *s, const ap_pair *p)
         }
         if (me != 0) {
             if (sender)
-                MPI_Send(res, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+                MPI_Send(res, reps, MPI_DOUBLE, 0, FB_TAG_AP_RESULT, MPI_COMM_WORLD);
             else
-                MPI_Send(res + reps, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+                MPI_Send(res + reps, reps, MPI_DOUBLE, 0, FB_TAG_AP_RESULT, MPI_COMM_WORLD);
             if (sender)
-                MPI_Send(res + 2 * reps, reps, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD);
+                MPI_Send(res + 2 * reps, reps, MPI_DOUBLE, 0, FB_TAG_AP_RESULT, MPI_COMM_WORLD);
         }
     }
     ap_point pts[3];
     if (me == 0) {
         if (p->src != 0) {
-            fb_quiet_probe(p->src, TAG_RESULT);
-            MPI_Recv(res, reps, MPI_DOUBLE, p->src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Recv(res + 2 * reps, reps, MPI_DOUBLE, p->src, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            fb_quiet_probe(p->src, FB_TAG_AP_RESULT);
+            MPI_Recv(res, reps, MPI_DOUBLE, p->src, FB_TAG_AP_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(res + 2 * reps, reps, MPI_DOUBLE, p->src, FB_TAG_AP_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         if (p->dst != 0) {
-            fb_quiet_probe(p->dst, TAG_RESULT);
-            MPI_Recv(res + reps, reps, MPI_DOUBLE, p->dst, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            fb_quiet_probe(p->dst, FB_TAG_AP_RESULT);
+            MPI_Recv(res + reps, reps, MPI_DOUBLE, p->dst, FB_TAG_AP_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         pair_point(s, &pts[0], 1, p->src, p->dst, "send", res, -1, p->why);
         pair_point(s, &pts[1], 1, p->src, p->dst, "recv", res + reps, -1, p->why);
@@ -765,17 +696,6 @@ static void retest(ap_state *s)
 
 /* ---- the benchmark ------------------------------------------------------------------------ */
 
-static void gather_hosts(ap_state *s)
-{
-    char name[HOST_MAX];
-    int len = 0;
-    memset(name, 0, sizeof name);
-    MPI_Get_processor_name(name, &len);
-    name[HOST_MAX - 1] = '\0';
-    s->hosts = s->me == 0 ? fb_calloc((size_t)s->np, HOST_MAX) : NULL;
-    MPI_Gather(name, HOST_MAX, MPI_CHAR, s->hosts, HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
-}
-
 static void fill_nan(double *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -793,12 +713,8 @@ void fb_run_allpairs(fb_ctx *ctx)
     s.window = ctx->opt.window;
     s.reps = ctx->opt.repetitions;
     s.warmup = ctx->opt.warmup >= 0 ? ctx->opt.warmup : DEFAULT_WARMUP;
-    long long biggest = 0;
-    for (int i = 0; i < ctx->nsizes; i++)
-        if (ctx->sizes[i] > biggest)
-            biggest = ctx->sizes[i];
-    fb_buf_alloc(&s.sbuf, (size_t)biggest, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
-    fb_buf_alloc(&s.rbuf, (size_t)biggest, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    fb_buf_alloc_for(&s.sbuf, (size_t)fb_largest_size(ctx), &ctx->opt);
+    fb_buf_alloc_for(&s.rbuf, (size_t)fb_largest_size(ctx), &ctx->opt);
     s.reqs = fb_malloc(((size_t)2 * s.window + 2) * sizeof *s.reqs);
     s.rtt = fb_malloc(LAT_ROUND_TRIPS * sizeof *s.rtt);
     memset(s.ack_s, 0, sizeof s.ack_s);
@@ -815,8 +731,7 @@ void fb_run_allpairs(fb_ctx *ctx)
         s.med_lat = fb_malloc(cells * sizeof(double));
         fill_nan(s.med_lat, cells);
     }
-    gather_hosts(&s);
-    s.polite = ranks_outnumber_cores(&s);
+    s.polite = fb_ranks_outnumber_cores(ctx);
 
     /* Latency first: tournament rounds, every repetition, the lower rank of a pair first. */
     const int lrounds = tournament_rounds(s.np);
@@ -827,7 +742,7 @@ void fb_run_allpairs(fb_ctx *ctx)
             if (peer >= 0)
                 latency_pair(&s, peer, rep == 0 ? LAT_WARMUP : 0, &s.lat[(size_t)peer * s.reps + rep]);
             if (rep == s.reps - 1)
-                emit_latency_round(&s, t);
+                emit_round(&s, t, 0);
         }
     emit_matrix(&s, 0);
 
@@ -850,7 +765,7 @@ void fb_run_allpairs(fb_ctx *ctx)
             for (int r = 0; r < rounds; r++) {
                 bandwidth_round(&s, r, rep);
                 if (rep == s.reps - 1)
-                    emit_bandwidth_round(&s, r);
+                    emit_round(&s, r, 1);
             }
         emit_matrix(&s, 1);
         retest(&s);
@@ -866,5 +781,4 @@ void fb_run_allpairs(fb_ctx *ctx)
     free(s.med_send);
     free(s.med_recv);
     free(s.med_lat);
-    free(s.hosts);
 }

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fabricbench.h"
+#include "util.h"
 
 static size_t page_size(void)
 {
@@ -32,6 +32,11 @@ void fb_buf_alloc(fb_buf *b, size_t max_region, int cold, size_t pool_bytes)
     b->bytes = bytes;
     b->stride = region;
     b->nregions = cold ? bytes / region : 1;
+}
+
+void fb_buf_alloc_for(fb_buf *b, size_t max_region, const fb_options *opt)
+{
+    fb_buf_alloc(b, max_region, opt->cache_cold, (size_t)opt->cache_pool);
 }
 
 void fb_buf_use(fb_buf *b, size_t region)

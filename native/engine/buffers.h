@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options.h"
+
 typedef struct {
     char *base;
     size_t bytes;       /* allocated */
@@ -18,6 +20,8 @@ typedef struct {
 
 /* Allocates room for regions of up to max_region bytes; pool_bytes applies to cold mode. */
 void fb_buf_alloc(fb_buf *b, size_t max_region, int cold, size_t pool_bytes);
+/* The same, warm or cold as the run's --cache and --cache-pool say. */
+void fb_buf_alloc_for(fb_buf *b, size_t max_region, const fb_options *opt);
 /* Sets the region size for the following iterations (<= max_region). */
 void fb_buf_use(fb_buf *b, size_t region);
 void fb_buf_free(fb_buf *b);

@@ -127,14 +127,10 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
     s.kind = kind;
     s.root = ctx->opt.root;
 
-    long long biggest = 0;
-    for (int k = 0; k < ctx->nsizes; k++)
-        if (ctx->sizes[k] > biggest)
-            biggest = ctx->sizes[k];
     size_t send_max, recv_max;
-    region_bytes(kind, ctx->np, biggest, &send_max, &recv_max);
-    fb_buf_alloc(&s.sbuf, send_max, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
-    fb_buf_alloc(&s.rbuf, recv_max, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
+    fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
+    fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
     double *per_rank = ctx->rank == 0 ? fb_malloc((size_t)ctx->np * sizeof(double)) : NULL;
     const int rooted = kind == BCAST || kind == REDUCE;
     const int reduction = kind == REDUCE || kind == ALLREDUCE || kind == REDUCE_SCATTER;
@@ -192,8 +188,6 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
             fb_plan_detail(&pt.detail, &plan);
         }
         fb_emit(ctx, &pt, 1);
-        if (ctx->rank == 0)
-            fb_point_free(&pt);
         free(samples);
     }
     free(per_rank);

@@ -8,11 +8,12 @@
 #include <stddef.h>
 
 #include "options.h"
+#include "util.h"
 
 #define FB_VERSION "0.1.0"
 #define FB_HOST_MAX 256
-
-enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION = 3 };
+#define FB_MAX_METRICS 3
+#define FB_MAX_FIXED_SIZES 2
 
 typedef struct fb_ctx fb_ctx;
 
@@ -22,15 +23,19 @@ enum fb_pairing {
     FB_PAIRS_SAMPLED,  /* --pairs = how many ordered pairs to sample */
 };
 
+/* One row of the benchmark table (benchmarks.c), which `fabricbench-mpi list` exports. */
 typedef struct fb_bench {
     const char *name;
     const char *family;
     const char *summary;
+    const char *metrics[FB_MAX_METRICS]; /* what its point records measure */
     int min_ranks;
     int even_ranks;
-    long long size_min, size_max; /* default --sizes; -1 when the benchmark's sizes are fixed */
+    long long size_min, size_max; /* default --sizes; -1 when the benchmark takes no --sizes */
     long long size_floor;         /* sizes below this are skipped (reductions need a float) */
-    int points_per_size;          /* point records per size, or in total when sizes are fixed */
+    long long fixed_sizes[FB_MAX_FIXED_SIZES]; /* the sizes of a benchmark without --sizes */
+    int nfixed;
+    int points_per_size;          /* point records per size */
     enum fb_pairing pairing;
     unsigned takes;               /* FB_OPT_* it accepts; any other of those is a usage error */
     void (*run)(fb_ctx *ctx);
@@ -69,10 +74,21 @@ struct fb_ctx {
     char table_header[1024];      /* last table header printed */
 };
 
-/* Aborts every rank with status 1 after printing "fabricbench-mpi: error: ..." */
-void fb_fatal(const char *fmt, ...);
-void *fb_malloc(size_t bytes);   /* never NULL: aborts the job when memory runs out */
-void *fb_calloc(size_t n, size_t size);
+/* Rank 0, after the run began: the host name of rank r. */
+static inline const char *fb_host_of(const fb_ctx *ctx, int r) { return ctx->hosts + (size_t)r * FB_HOST_MAX; }
+
+/* The benchmark table (benchmarks.c). */
+const fb_bench *fb_bench_find(const char *name);
+void fb_bench_print_help(void);                /* the benchmark list of --help, to stdout */
+int fb_bench_list(int format);                 /* `fabricbench-mpi list`: no MPI needed */
+/* Rank-count and option checks once np is known; the same verdict on every rank. Returns 0,
+ * or -1 with the reason in err and *usage set when the usage line should follow it. */
+int fb_bench_check(const fb_ctx *ctx, char *err, size_t len, int *usage);
+/* Fills ctx->sizes and ctx->points_planned; -1 when no size is left to measure. */
+int fb_bench_sizes(fb_ctx *ctx);
+
+/* The largest message size of the run (0 when there is none). */
+long long fb_largest_size(const fb_ctx *ctx);
 
 /* Benchmarks, by family. */
 void fb_run_latency(fb_ctx *ctx);

@@ -31,6 +31,7 @@
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
+#include "tags.h"
 #include "timing.h"
 
 #define LAT_BYTES 8
@@ -38,7 +39,6 @@
 #define MAX_DETAIL_PAIRS 1024
 #define MAX_LISTED_PERMUTATION_ENTRIES 4096
 
-enum { TAG_PING = 11, TAG_PONG, TAG_TOKEN, TAG_TO_RIGHT, TAG_TO_LEFT };
 
 /* HPCC's loop length, measurement count and random ring count for one message size. */
 typedef struct {
@@ -61,6 +61,20 @@ static uint64_t splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+/* n buffers for messages of hc->size bytes, which validation messages name. */
+static void use_buffers(fb_ctx *ctx, const hpcc_counts *hc, fb_buf *const bufs[], int n)
+{
+    ctx->check.size = hc->size;
+    for (int b = 0; b < n; b++)
+        fb_buf_alloc_for(bufs[b], (size_t)hc->size, &ctx->opt);
+}
+
+static void free_buffers(fb_buf *const bufs[], int n)
+{
+    for (int b = 0; b < n; b++)
+        fb_buf_free(bufs[b]);
 }
 
 static long long floor_loop(const fb_ctx *ctx, int hpcc_loop)
@@ -88,17 +102,17 @@ static void pp_round_trips(pp_state *s, long long first, long long count)
         if (ctx->rank == s->client) {
             if (v)
                 fb_fill(ctx, sb, (size_t)s->size, i, s->client);
-            MPI_Send(sb, s->size, MPI_CHAR, s->server, TAG_PING, MPI_COMM_WORLD);
-            MPI_Recv(rb, s->size, MPI_CHAR, s->server, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(sb, s->size, MPI_CHAR, s->server, FB_TAG_HPCC_PING, MPI_COMM_WORLD);
+            MPI_Recv(rb, s->size, MPI_CHAR, s->server, FB_TAG_HPCC_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (v)
                 fb_verify(ctx, rb, (size_t)s->size, i, s->server, s->server);
         } else if (ctx->rank == s->server) {
-            MPI_Recv(rb, s->size, MPI_CHAR, s->client, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(rb, s->size, MPI_CHAR, s->client, FB_TAG_HPCC_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (v) {
                 fb_verify(ctx, rb, (size_t)s->size, i, s->client, s->client);
                 fb_fill(ctx, sb, (size_t)s->size, i, s->server);
             }
-            MPI_Send(sb, s->size, MPI_CHAR, s->client, TAG_PONG, MPI_COMM_WORLD);
+            MPI_Send(sb, s->size, MPI_CHAR, s->client, FB_TAG_HPCC_PONG, MPI_COMM_WORLD);
         }
     }
 }
@@ -197,9 +211,8 @@ static void pairs_point(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth)
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     s.size = (int)hc->size;
-    ctx->check.size = hc->size;
-    fb_buf_alloc(&s.sbuf, (size_t)hc->size, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
-    fb_buf_alloc(&s.rbuf, (size_t)hc->size, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    fb_buf *bufs[2] = {&s.sbuf, &s.rbuf};
+    use_buffers(ctx, hc, bufs, 2);
 
     /* Estimate a round trip on the pair (0, np - 1), as HPCC does. */
     s.client = 0;
@@ -248,14 +261,14 @@ static void pairs_point(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth)
             continue;
         /* Waiting ranks sleep rather than spin: the pair being measured gets the CPU. */
         if (me == s.client && k > 0 && list[2 * (k - 1)] != me) {
-            fb_quiet_probe(list[2 * (k - 1)], TAG_TOKEN);
-            MPI_Recv(NULL, 0, MPI_CHAR, list[2 * (k - 1)], TAG_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            fb_quiet_probe(list[2 * (k - 1)], FB_TAG_HPCC_TOKEN);
+            MPI_Recv(NULL, 0, MPI_CHAR, list[2 * (k - 1)], FB_TAG_HPCC_TOKEN, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         if (me == s.server)
-            fb_quiet_probe(s.client, TAG_PING); /* the first, untimed ping */
+            fb_quiet_probe(s.client, FB_TAG_HPCC_PING); /* the first, untimed ping */
         result[k] = pp_measure_pair(&s, hc->measurements);
         if (me == s.client && k + 1 < count && list[2 * (k + 1)] != me)
-            MPI_Send(NULL, 0, MPI_CHAR, list[2 * (k + 1)], TAG_TOKEN, MPI_COMM_WORLD);
+            MPI_Send(NULL, 0, MPI_CHAR, list[2 * (k + 1)], FB_TAG_HPCC_TOKEN, MPI_COMM_WORLD);
     }
     fb_quiet_barrier();
     MPI_Reduce(me == 0 ? MPI_IN_PLACE : result, me == 0 ? result : NULL, (int)count, MPI_DOUBLE, MPI_SUM, 0,
@@ -309,12 +322,9 @@ static void pairs_point(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth)
         free(values);
     }
     fb_emit(ctx, &pt, 1);
-    if (me == 0)
-        fb_point_free(&pt);
     free(result);
     free(list);
-    fb_buf_free(&s.sbuf);
-    fb_buf_free(&s.rbuf);
+    free_buffers(bufs, 2);
 }
 
 void fb_run_pingpong_pairs(fb_ctx *ctx)
@@ -348,16 +358,16 @@ static void ring_exchange(void *state, long long first, long long count)
         }
         if (s->nonblocking) {
             MPI_Request req[4];
-            MPI_Irecv(rl, s->size, MPI_CHAR, s->left, TAG_TO_RIGHT, MPI_COMM_WORLD, &req[0]);
-            MPI_Irecv(rr, s->size, MPI_CHAR, s->right, TAG_TO_LEFT, MPI_COMM_WORLD, &req[1]);
-            MPI_Isend(sr, s->size, MPI_CHAR, s->right, TAG_TO_RIGHT, MPI_COMM_WORLD, &req[2]);
-            MPI_Isend(sl, s->size, MPI_CHAR, s->left, TAG_TO_LEFT, MPI_COMM_WORLD, &req[3]);
+            MPI_Irecv(rl, s->size, MPI_CHAR, s->left, FB_TAG_RING_TO_RIGHT, MPI_COMM_WORLD, &req[0]);
+            MPI_Irecv(rr, s->size, MPI_CHAR, s->right, FB_TAG_RING_TO_LEFT, MPI_COMM_WORLD, &req[1]);
+            MPI_Isend(sr, s->size, MPI_CHAR, s->right, FB_TAG_RING_TO_RIGHT, MPI_COMM_WORLD, &req[2]);
+            MPI_Isend(sl, s->size, MPI_CHAR, s->left, FB_TAG_RING_TO_LEFT, MPI_COMM_WORLD, &req[3]);
             MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
         } else {
-            MPI_Sendrecv(sr, s->size, MPI_CHAR, s->right, TAG_TO_RIGHT, rl, s->size, MPI_CHAR, s->left,
-                         TAG_TO_RIGHT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Sendrecv(sl, s->size, MPI_CHAR, s->left, TAG_TO_LEFT, rr, s->size, MPI_CHAR, s->right,
-                         TAG_TO_LEFT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(sr, s->size, MPI_CHAR, s->right, FB_TAG_RING_TO_RIGHT, rl, s->size, MPI_CHAR, s->left,
+                         FB_TAG_RING_TO_RIGHT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(sl, s->size, MPI_CHAR, s->left, FB_TAG_RING_TO_LEFT, rr, s->size, MPI_CHAR, s->right,
+                         FB_TAG_RING_TO_LEFT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
         if (v) {
             fb_verify(ctx, rl, bytes, i, 2LL * s->left, s->left);
@@ -457,10 +467,8 @@ static void ring_points(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth, const
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     s.size = (int)hc->size;
-    ctx->check.size = hc->size;
     fb_buf *bufs[4] = {&s.to_right, &s.to_left, &s.from_left, &s.from_right};
-    for (int b = 0; b < 4; b++)
-        fb_buf_alloc(bufs[b], (size_t)hc->size, ctx->opt.cache_cold, (size_t)ctx->opt.cache_pool);
+    use_buffers(ctx, hc, bufs, 4);
 
     int *natural = fb_malloc((size_t)np * sizeof *natural);
     for (int i = 0; i < np; i++)
@@ -534,13 +542,10 @@ static void ring_points(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth, const
             free(lat);
         }
         fb_emit(ctx, &pt, 1);
-        if (ctx->rank == 0)
-            fb_point_free(&pt);
         free(slowest);
     }
     free(natural);
-    for (int b = 0; b < 4; b++)
-        fb_buf_free(bufs[b]);
+    free_buffers(bufs, 4);
 }
 
 void fb_run_ring(fb_ctx *ctx)

@@ -52,9 +52,7 @@ void fb_run_info(fb_ctx *ctx)
             continue;
         }
         fb_json j;
-        fb_json_init(&j);
-        fb_json_open(&j, NULL);
-        fb_json_str(&j, "record", "rank_info");
+        fb_record_begin(&j, "rank_info");
         fb_json_int(&j, "rank", r);
         fb_json_str(&j, "host", f->host);
         fb_json_int(&j, "pid", f->pid);
@@ -65,9 +63,7 @@ void fb_run_info(fb_ctx *ctx)
         fb_json_str(&j, "timer_resolution_source", "MPI_Wtick");
         fb_json_num(&j, "timer_measured_resolution_us", f->resolution_us);
         fb_json_num(&j, "timer_overhead_us", f->overhead_us);
-        fb_json_close(&j);
-        fb_output_record(ctx, &j);
-        fb_json_free(&j);
+        fb_record_write(&j);
     }
     free(all);
 }

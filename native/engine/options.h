@@ -1,10 +1,12 @@
 /* options.h - the command line: which benchmark, and how to measure it.
  *
- * Parsing is pure (no MPI) and deterministic, so every rank parses the same argv
- * and reaches the same verdict without talking to the others. */
+ * Every option is one row of a table in options.c (name, value parser, range, help);
+ * parsing is pure (no MPI) and deterministic, so every rank parses the same argv and
+ * reaches the same verdict without talking to the others. */
 #ifndef FB_OPTIONS_H
 #define FB_OPTIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum fb_format { FB_FORMAT_JSONL, FB_FORMAT_TABLE };
@@ -14,25 +16,19 @@ enum fb_allpairs_mode { FB_MODE_EXCHANGE, FB_MODE_PAIRS };
  * (fb_bench.takes); giving any other is a usage error. The rest (--warmup, --cache,
  * --cache-pool, --validate, --format, the test hooks) apply to every benchmark. */
 enum {
-    FB_OPT_SIZES = 1 << 0,
-    FB_OPT_WINDOW = 1 << 1,
-    FB_OPT_ITERATIONS = 1 << 2,
-    FB_OPT_TIME_BUDGET = 1 << 3,
-    FB_OPT_MIN_ITERATIONS = 1 << 4,
-    FB_OPT_PAIRS = 1 << 5,
-    FB_OPT_RANDOM_RINGS = 1 << 6,
-    FB_OPT_ROOT = 1 << 7,
-    FB_OPT_SEED = 1 << 8,
-    FB_OPT_MODE = 1 << 9,
-    FB_OPT_SIZE = 1 << 10,
-    FB_OPT_REPETITIONS = 1 << 11,
-    FB_OPT_RETEST = 1 << 12,
+    FB_OPT_SIZES = 1 << 0, FB_OPT_WINDOW = 1 << 1,
+    /* how many iterations a point times */
+    FB_OPT_ITERATIONS = 1 << 2, FB_OPT_TIME_BUDGET = 1 << 3, FB_OPT_MIN_ITERATIONS = 1 << 4,
+    /* who talks to whom */
+    FB_OPT_PAIRS = 1 << 5, FB_OPT_RANDOM_RINGS = 1 << 6, FB_OPT_ROOT = 1 << 7, FB_OPT_SEED = 1 << 8,
+    /* the all-pairs check's own */
+    FB_OPT_MODE = 1 << 9, FB_OPT_SIZE = 1 << 10, FB_OPT_REPETITIONS = 1 << 11, FB_OPT_RETEST = 1 << 12,
     FB_OPT_TIMING = FB_OPT_ITERATIONS | FB_OPT_TIME_BUDGET | FB_OPT_MIN_ITERATIONS,
     FB_OPT_ALLPAIRS = FB_OPT_MODE | FB_OPT_SIZE | FB_OPT_REPETITIONS | FB_OPT_RETEST,
 };
 
 typedef struct {
-    const char *benchmark;
+    const char *benchmark;     /* first member: options.c relies on no option living at offset 0 */
 
     int sizes_given;
     long long size_min, size_max;
@@ -51,11 +47,11 @@ typedef struct {
     int pairs;                 /* 0 = benchmark default */
     int random_rings;          /* 0 = HPCC defaults (30 for latency, 10 for bandwidth) */
     int root;                  /* bcast, reduce */
-    enum fb_allpairs_mode mode; /* allpairs: exchange rounds or disjoint pairs */
+    int mode;                  /* allpairs: enum fb_allpairs_mode, exchange rounds or disjoint pairs */
     long long size;            /* allpairs: the bandwidth message size (1 MiB) */
     int repetitions;           /* allpairs: sweeps over every pair (3) */
     int retest;                /* allpairs: at least this many slowest pairs measured again alone (4) */
-    enum fb_format format;
+    int format;                /* enum fb_format */
     unsigned given;            /* FB_OPT_* of the options on the command line */
 
     /* Test hooks (documented as such; not for measurements). */
@@ -66,13 +62,20 @@ typedef struct {
     int help, version;
 } fb_options;
 
-/* Fills *opt from argv. Returns 0 on success; otherwise writes a one-line reason
- * into err and returns -1. */
+/* Fills *opt from argv: every option known and well-formed, a benchmark named. Returns 0
+ * on success; otherwise writes a one-line reason into err and returns -1. */
 int fb_options_parse(fb_options *opt, int argc, char **argv, char *err, int errlen);
+
+/* The checks between options (--iterations excludes --time-budget, ...), made once the
+ * benchmark has accepted every option given. Returns 0, or -1 with a reason in err. */
+int fb_options_check(const fb_options *opt, char *err, int errlen);
 
 /* Parses a byte count such as 0, 4096, 4K, 4KiB, 1M, 2MiB, 1G, 2000000, 4MB (decimal).
  * Returns 0 on success. */
 int fb_parse_bytes(const char *text, long long *out);
+
+/* Writes bytes the way --sizes takes them: 4M, 64K, 2000000. */
+void fb_format_bytes(long long bytes, char *out, size_t len);
 
 /* Powers of two between min and max, with 0 first when min is 0. Returns the count
  * (0 if none) and a malloc'd array in *sizes. */
@@ -80,6 +83,11 @@ int fb_sizes_expand(long long min, long long max, long long **sizes);
 
 /* "--sizes" for FB_OPT_SIZES, and so on; NULL for anything else. */
 const char *fb_option_name(unsigned flag);
+
+/* The options a benchmark that takes `takes` accepts for a measurement (every option
+ * but the test hooks, --help and --version), in --help order. Writes up to max names
+ * and returns how many there are. */
+int fb_options_accepted(unsigned takes, const char **names, int max);
 
 void fb_print_usage(void);  /* the short usage line, to stderr */
 void fb_print_options_help(void); /* the option list of --help, to stdout */

@@ -48,10 +48,18 @@ static void write_json_line(fb_json *j)
 
 void fb_output_text(const char *text) { write_all(text, strlen(text)); }
 
-void fb_output_record(fb_ctx *ctx, fb_json *rec)
+void fb_record_begin(fb_json *j, const char *kind)
 {
-    (void)ctx;
-    write_json_line(rec);
+    fb_json_init(j);
+    fb_json_open(j, NULL);
+    fb_json_str(j, "record", kind);
+}
+
+void fb_record_write(fb_json *j)
+{
+    fb_json_close(j);
+    write_json_line(j);
+    fb_json_free(j);
 }
 
 void fb_point_init(fb_point *p, const char *metric, const char *unit, long long size)
@@ -72,12 +80,21 @@ void fb_point_free(fb_point *p)
 
 /* ---- JSON Lines ---------------------------------------------------------------- */
 
+/* detail.sketch: the sample distribution as its 101 percentiles (stats.h). */
+static void write_sketch(fb_json *j, const fb_stats *st)
+{
+    fb_json_open(j, "sketch");
+    fb_json_open_array(j, "q");
+    for (int k = 0; k < FB_QUANTILES; k++)
+        fb_json_num(j, NULL, st->q[k]);
+    fb_json_close_array(j);
+    fb_json_close(j);
+}
+
 static void write_point_json(fb_ctx *ctx, const fb_point *p)
 {
     fb_json j;
-    fb_json_init(&j);
-    fb_json_open(&j, NULL);
-    fb_json_str(&j, "record", "point");
+    fb_record_begin(&j, "point");
     fb_json_str(&j, "benchmark", ctx->bench->name);
     fb_json_open(&j, "params");
     fb_json_int(&j, "size", p->size);
@@ -98,14 +115,14 @@ static void write_point_json(fb_ctx *ctx, const fb_point *p)
     fb_json_num(&j, "p99", p->st.p99);
     fb_json_num(&j, "max", p->st.max);
     fb_json_num(&j, "stdev", p->st.stdev);
-    if (p->detail.len) {
+    if (p->detail.len || p->st.has_quantiles) {
         fb_json_open(&j, "detail");
         fb_json_splice(&j, &p->detail);
+        if (p->st.has_quantiles)
+            write_sketch(&j, &p->st);
         fb_json_close(&j);
     }
-    fb_json_close(&j);
-    write_json_line(&j);
-    fb_json_free(&j);
+    fb_record_write(&j);
 }
 
 /* ---- Table ----------------------------------------------------------------------- */
@@ -192,6 +209,9 @@ void fb_emit(fb_ctx *ctx, fb_point *pts, int n)
             for (int i = 0; i < n; i++)
                 write_point_json(ctx, &pts[i]);
     }
+    if (ctx->rank == 0)
+        for (int i = 0; i < n; i++)
+            fb_point_free(&pts[i]);
     ctx->points_done += n;
     if (ctx->opt.test_die_after >= 0 && ctx->points_done >= ctx->opt.test_die_after &&
         ctx->rank == ctx->np - 1) {
@@ -277,9 +297,7 @@ void fb_output_run(fb_ctx *ctx)
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &utc);
 
     fb_json j;
-    fb_json_init(&j);
-    fb_json_open(&j, NULL);
-    fb_json_str(&j, "record", "run");
+    fb_record_begin(&j, "run");
     fb_json_str(&j, "tool", "fabricbench-mpi");
     fb_json_str(&j, "version", FB_VERSION);
     fb_json_str(&j, "benchmark", ctx->bench->name);
@@ -288,7 +306,7 @@ void fb_output_run(fb_ctx *ctx)
     fb_json_int(&j, "ranks", ctx->np);
     fb_json_open_array(&j, "hosts");
     for (int r = 0; r < ctx->np; r++)
-        fb_json_str(&j, NULL, ctx->hosts + (size_t)r * FB_HOST_MAX);
+        fb_json_str(&j, NULL, fb_host_of(ctx, r));
     fb_json_close_array(&j);
     fb_json_num(&j, "timer_resolution_us", ctx->wtick_us);
     fb_json_str(&j, "timer", "MPI_Wtime");
@@ -298,9 +316,7 @@ void fb_output_run(fb_ctx *ctx)
     fb_json_int(&j, "points_planned", ctx->points_planned);
     options_json(ctx, &j);
     fb_json_str(&j, "started", started);
-    fb_json_close(&j);
-    write_json_line(&j);
-    fb_json_free(&j);
+    fb_record_write(&j);
 }
 
 void fb_output_end(fb_ctx *ctx)
@@ -313,13 +329,9 @@ void fb_output_end(fb_ctx *ctx)
         return;
     }
     fb_json j;
-    fb_json_init(&j);
-    fb_json_open(&j, NULL);
-    fb_json_str(&j, "record", "end");
+    fb_record_begin(&j, "end");
     fb_json_str(&j, "status", "complete");
     fb_json_int(&j, "points", ctx->points_done);
     fb_json_num(&j, "elapsed_s", elapsed);
-    fb_json_close(&j);
-    write_json_line(&j);
-    fb_json_free(&j);
+    fb_record_write(&j);
 }

@@ -29,11 +29,14 @@ void fb_point_free(fb_point *p);
 
 /* Collective, called by every rank once per measured row (one or more records of
  * the same size, e.g. bandwidth and message rate). Checks validation first, then
- * rank 0 writes the records (pts is read on rank 0 only). */
+ * rank 0 writes the records and frees them (pts is used on rank 0 only). A record
+ * whose statistics came from fb_stats_compute carries its sketch (detail.sketch). */
 void fb_emit(fb_ctx *ctx, fb_point *pts, int n);
 
 void fb_output_run(fb_ctx *ctx);                    /* rank 0 */
-void fb_output_record(fb_ctx *ctx, fb_json *rec);   /* rank 0: any other record, JSON mode */
+/* Rank 0, JSON mode: a record is begun as {"record": kind, then written whole (and freed). */
+void fb_record_begin(fb_json *j, const char *kind);
+void fb_record_write(fb_json *j);
 void fb_output_text(const char *text);              /* rank 0: raw text (table mode) */
 void fb_output_end(fb_ctx *ctx);                    /* rank 0 */
 

@@ -42,14 +42,29 @@ void fb_stats_compute(fb_stats *st, const double *x, long long n)
     for (long long i = 0; i < n; i++)
         ss += (s[i] - mean) * (s[i] - mean);
 
+    for (int k = 0; k < FB_QUANTILES; k++)
+        st->q[k] = percentile_sorted(s, n, (double)k / (FB_QUANTILES - 1));
+    st->has_quantiles = 1;
     st->n = n;
-    st->min = s[0];
-    st->max = s[n - 1];
+    st->min = st->q[0];
+    st->max = st->q[FB_QUANTILES - 1];
     st->mean = mean;
-    st->median = percentile_sorted(s, n, 0.5);
-    st->p99 = percentile_sorted(s, n, 0.99);
+    st->median = st->q[50];
+    st->p99 = st->q[99];
     st->stdev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
     free(s);
+}
+
+double fb_median_finite(double *x, long long n)
+{
+    long long k = 0;
+    for (long long i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            x[k++] = x[i];
+    if (k == 0)
+        return NAN;
+    qsort(x, (size_t)k, sizeof *x, cmp_double);
+    return k % 2 ? x[k / 2] : 0.5 * (x[k / 2 - 1] + x[k / 2]);
 }
 
 double fb_geomean(const double *x, long long n)

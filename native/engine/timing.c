@@ -2,17 +2,18 @@
 #include "timing.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tags.h"
 
 #define WARMUP_BASE (-(1LL << 40))      /* warm-up iterations are numbered below 0 */
 #define WARMUP_ROUND_TARGET 0.01         /* seconds: an automatic warm-up round this long ends it */
 #define WARMUP_MAX_ITERATIONS (1LL << 21)
 #define MAX_SAMPLES (1LL << 20)          /* memory bound: 8 MiB of samples per point */
 #define MAX_ITERATIONS (1LL << 40)
-#define QUIET_POLL_NS 20000              /* how long a waiting rank sleeps between polls */
-#define TAG_QUIET_BARRIER 30000          /* above every benchmark's tags; MPI guarantees 32767 */
-#define TAG_GUARD 30001
 #define GUARD_FACTOR 2.0                 /* an adaptive point stops after this many budgets */
 #define GUARD_STRETCHES 32               /* checks per budget, at the pace seen so far */
 #define GUARD_SPIN_S 200e-6              /* a rank waiting for the verdict spins this long, then naps */
@@ -32,10 +33,16 @@ void fb_timer_probe(double *resolution_us, double *overhead_us)
     *resolution_us = smallest < 1e30 ? smallest * 1e6 : MPI_Wtick() * 1e6;
 }
 
-static void nap(void)
+void fb_wait_napping(int n, MPI_Request *reqs, double spin_s)
 {
-    struct timespec pause = {0, QUIET_POLL_NS};
-    nanosleep(&pause, NULL);
+    int done = 0;
+    double t0 = spin_s > 0.0 ? MPI_Wtime() : 0.0;
+    MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    while (!done) {
+        if (spin_s <= 0.0 || MPI_Wtime() - t0 > spin_s)
+            fb_nap();
+        MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+    }
 }
 
 /* A dissemination barrier over point-to-point messages. MPI_Ibarrier would do, but a
@@ -49,14 +56,9 @@ void fb_quiet_barrier(void)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     for (int step = 1; step < np; step *= 2) {
         MPI_Request req[2];
-        int done = 0;
-        MPI_Irecv(&in, 1, MPI_CHAR, (rank - step + np) % np, TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[0]);
-        MPI_Isend(&out, 1, MPI_CHAR, (rank + step) % np, TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[1]);
-        MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
-        while (!done) {
-            nap();
-            MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
-        }
+        MPI_Irecv(&in, 1, MPI_CHAR, (rank - step + np) % np, FB_TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(&out, 1, MPI_CHAR, (rank + step) % np, FB_TAG_QUIET_BARRIER, MPI_COMM_WORLD, &req[1]);
+        fb_wait_napping(2, req, 0.0);
     }
 }
 
@@ -65,7 +67,7 @@ void fb_quiet_probe(int source, int tag)
     int waiting = 0;
     MPI_Iprobe(source, tag, MPI_COMM_WORLD, &waiting, MPI_STATUS_IGNORE);
     while (!waiting) {
-        nap();
+        fb_nap();
         MPI_Iprobe(source, tag, MPI_COMM_WORLD, &waiting, MPI_STATUS_IGNORE);
     }
 }
@@ -221,63 +223,87 @@ static long long guard_verdict(long long verdict)
         while (!(rank & mask))
             mask <<= 1;
         MPI_Request req;
-        int done = 0;
-        MPI_Irecv(&verdict, 1, MPI_LONG_LONG, rank - mask, TAG_GUARD, MPI_COMM_WORLD, &req);
-        double t0 = MPI_Wtime();
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        while (!done) {
-            if (MPI_Wtime() - t0 > GUARD_SPIN_S)
-                nap();
-            MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        }
+        MPI_Irecv(&verdict, 1, MPI_LONG_LONG, rank - mask, FB_TAG_GUARD, MPI_COMM_WORLD, &req);
+        fb_wait_napping(1, &req, GUARD_SPIN_S);
     }
     for (int m = mask >> 1; m > 0; m >>= 1)
         if (rank + m < np)
-            MPI_Send(&verdict, 1, MPI_LONG_LONG, rank + m, TAG_GUARD, MPI_COMM_WORLD);
+            MPI_Send(&verdict, 1, MPI_LONG_LONG, rank + m, FB_TAG_GUARD, MPI_COMM_WORLD);
     return verdict;
+}
+
+double fb_time_samples(fb_kernel *k, long long iterations, long long batch, long long from, long long to,
+                       double *samples)
+{
+    double total = 0.0, prev = MPI_Wtime();
+    for (long long s = from; s < to; s++) {
+        long long first = s * batch;
+        long long count = iterations - first < batch ? iterations - first : batch;
+        k->run(k->state, first, count);
+        double now = MPI_Wtime();
+        samples[s] = (now - prev) / (double)count;
+        total += now - prev;
+        if (k->between) {
+            k->between(k->state);
+            now = MPI_Wtime();
+        }
+        prev = now;
+    }
+    return total;
 }
 
 double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
 {
     double *samples = fb_malloc((size_t)plan->samples * sizeof *samples);
     double total = 0.0;
-    long long first = 0, s = 0;
+    long long s = 0;
     /* Unguarded (--iterations): one stretch of every sample. */
     long long stretch_end = plan->limit > 0.0 ? 1 : plan->samples;
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = MPI_Wtime(), prev = start;
+    double start = MPI_Wtime();
     for (;;) {
-        for (; s < stretch_end; s++) {
-            long long count = plan->iterations - first < plan->batch ? plan->iterations - first : plan->batch;
-            k->run(k->state, first, count);
-            double now = MPI_Wtime();
-            samples[s] = (now - prev) / (double)count;
-            total += now - prev;
-            first += count;
-            if (k->between) {
-                k->between(k->state);
-                now = MPI_Wtime();
-            }
-            prev = now;
-        }
+        total += fb_time_samples(k, plan->iterations, plan->batch, s, stretch_end, samples);
+        s = stretch_end;
         if (s >= plan->samples)
             break;
         /* Outside the timed region: the next sample starts its clock after the verdict. */
-        long long next = ctx->rank == 0 ? guard_next(plan, s, first, MPI_Wtime() - start) : 0;
+        long long done = s * plan->batch;
+        long long next = ctx->rank == 0 ? guard_next(plan, s, done, MPI_Wtime() - start) : 0;
         next = guard_verdict(next);
         if (next <= 0)
             break;
         stretch_end = s + next;
-        prev = MPI_Wtime();
     }
     if (s < plan->samples) {
         plan->stopped_early = 1;
         plan->samples = s;
-        plan->iterations = first;
+        plan->iterations = s * plan->batch;
     }
     fb_quiet_barrier();
     *elapsed = total;
     return samples;
+}
+
+/* Ranks on one kernel (same boot id: lab nodes differ in host name only) against its cores. */
+int fb_ranks_outnumber_cores(const fb_ctx *ctx)
+{
+    char id[FB_HOST_MAX];
+    memset(id, 0, sizeof id);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, sizeof id, f))
+        snprintf(id, sizeof id, "%s", ctx->host);
+    if (f)
+        fclose(f);
+    char *all = fb_malloc((size_t)ctx->np * FB_HOST_MAX);
+    MPI_Allgather(id, FB_HOST_MAX, MPI_CHAR, all, FB_HOST_MAX, MPI_CHAR, MPI_COMM_WORLD);
+    int sharing = 0;
+    for (int r = 0; r < ctx->np; r++)
+        sharing += memcmp(all + (size_t)r * FB_HOST_MAX, id, FB_HOST_MAX) == 0;
+    free(all);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int mine = cores > 0 && sharing > cores, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
 }
 
 void fb_plan_detail(fb_json *detail, const fb_plan *plan)

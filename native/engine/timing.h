@@ -67,6 +67,21 @@ void fb_quiet_barrier(void);
 /* Sleeps until a message from source with tag is waiting (then receive it as usual). */
 void fb_quiet_probe(int source, int tag);
 
+/* Times samples from .. to-1 of a plan of `iterations` in samples of `batch` (sample s
+ * covers iterations s * batch onwards; only the last may be shorter) on this rank alone:
+ * no barrier, no guard. samples[s] gets seconds per iteration; returns the seconds timed.
+ * fb_measure's loop, and the loop of benchmarks that schedule their ranks themselves. */
+double fb_time_samples(fb_kernel *k, long long iterations, long long batch, long long from, long long to,
+                       double *samples);
+
+/* Completes n requests: tests them for spin_s seconds, then naps between tests (a rank
+ * waiting this way leaves the CPU to ranks that share its cores). */
+void fb_wait_napping(int n, MPI_Request *reqs, double spin_s);
+
+/* Collective: do the ranks on some machine (one kernel) outnumber its cores? Then waiting
+ * ranks should nap rather than spin. */
+int fb_ranks_outnumber_cores(const fb_ctx *ctx);
+
 /* Adds how the point was measured to a record's detail: batch, warm-up, estimate, and
  * when the guard stopped it, the iterations planned and the time limit. */
 void fb_plan_detail(fb_json *detail, const fb_plan *plan);

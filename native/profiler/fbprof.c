@@ -7,6 +7,7 @@
 #include "fbprof.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,45 @@
 
 FB_HIDDEN fb_state_t fb;
 FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
+FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------------ threads
+ * Each thread that calls MPI gets a slot for its MPI time on its first call. With
+ * MPI_THREAD_MULTIPLE the rank's MPI time is the time during which at least one of its
+ * threads was inside a recorded call: a count of the threads inside, and the time it
+ * was above zero, under a lock (only threaded programs take it). */
+
+static fb_thread_t fb_thread_slots[FB_MAX_THREADS];
+static pthread_mutex_t fb_busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fb_busy_inside;
+static uint64_t fb_busy_since, fb_busy_ticks;
+
+fb_thread_t *fb_thread_claim(void)
+{
+    int i = __atomic_fetch_add(&fb.nthreads, 1, __ATOMIC_RELAXED);
+    if (i >= FB_MAX_THREADS - 1) {
+        i = FB_MAX_THREADS - 1;
+        __atomic_store_n(&fb_thread_slots[i].shared, 1, __ATOMIC_RELAXED);
+    }
+    fb_self = &fb_thread_slots[i];
+    return fb_self;
+}
+
+void fb_busy_enter(void)
+{
+    pthread_mutex_lock(&fb_busy_lock);
+    if (fb_busy_inside++ == 0)
+        fb_busy_since = fb_now();
+    pthread_mutex_unlock(&fb_busy_lock);
+}
+
+void fb_busy_leave(void)
+{
+    pthread_mutex_lock(&fb_busy_lock);
+    if (--fb_busy_inside == 0)
+        fb_busy_ticks += fb_now() - fb_busy_since;
+    pthread_mutex_unlock(&fb_busy_lock);
+}
 
 /* ------------------------------------------------------------------ handle tables
  * Open addressing keyed by the handle's bits. Lookups read without a lock (a slot's
@@ -74,24 +114,28 @@ static fb_handle_slot_t *fb_handle_find(uint64_t key, int kind)
     return NULL;
 }
 
-/* Builds the rank map of a group and stores it under key; returns NULL if the table is full. */
-static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group group, int rank, int inter,
+/* Builds the rank map of a group (and frees the group) and stores it under key; returns
+ * NULL, counted as untracked, if the table is full. */
+static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group *group, int rank, int inter,
                                          int outdegree, int *is_new)
 {
     *is_new = 0;
     int n = 0;
-    PMPI_Group_size(group, &n);
+    PMPI_Group_size(*group, &n);
     int *world = malloc((size_t)(n > 0 ? n : 1) * sizeof *world);
     int *ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *ranks);
+    if (world && ranks) {
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        PMPI_Group_translate_ranks(*group, n, ranks, fb.world_group, world);
+    }
+    PMPI_Group_free(group);
+    free(ranks);
     if (!world || !ranks) {
         free(world);
-        free(ranks);
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
-        ranks[i] = i;
-    PMPI_Group_translate_ranks(group, n, ranks, fb.world_group, world);
-    free(ranks);
     for (int i = 0; i < n; i++)
         if (world[i] == MPI_UNDEFINED) world[i] = -1;
 
@@ -118,6 +162,8 @@ static const fb_comm_t *fb_handle_insert(uint64_t key, int kind, MPI_Group group
             free(world);
     }
     pthread_mutex_unlock(&fb_table_lock);
+    if (!result)
+        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return result;
 }
 
@@ -191,12 +237,9 @@ const fb_comm_t *fb_comm_lookup(MPI_Comm comm)
         return NULL;
     int is_new;
     const fb_comm_t *info =
-        fb_handle_insert(key, FB_K_COMM, group, rank, inter, inter ? -1 : fb_outdegree(comm, rank), &is_new);
-    PMPI_Group_free(&group);
+        fb_handle_insert(key, FB_K_COMM, &group, rank, inter, inter ? -1 : fb_outdegree(comm, rank), &is_new);
     if (is_new)
         PMPI_Comm_set_attr(comm, fb.comm_keyval, NULL); /* its delete callback forgets the handle */
-    else if (!info)
-        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return info;
 }
 
@@ -220,12 +263,9 @@ const fb_comm_t *fb_win_lookup(MPI_Win win)
     int rank = 0;
     PMPI_Group_rank(group, &rank);
     int is_new;
-    const fb_comm_t *info = fb_handle_insert(key, FB_K_WIN, group, rank, 0, -1, &is_new);
-    PMPI_Group_free(&group);
+    const fb_comm_t *info = fb_handle_insert(key, FB_K_WIN, &group, rank, 0, -1, &is_new);
     if (is_new)
         PMPI_Win_set_attr(win, fb.win_keyval, NULL); /* its delete callback forgets the handle */
-    else if (!info)
-        __atomic_fetch_add(&fb.untracked, 1, __ATOMIC_RELAXED);
     return info;
 }
 
@@ -388,6 +428,7 @@ void fb_init(void)
     fb.world.size = fb.world_size;
     fb.world.rank = fb.world_rank;
     fb.world.outdegree = -1;
+    fb.threads = fb_thread_slots;
     PMPI_Comm_group(MPI_COMM_WORLD, &fb.world_group);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fb_comm_delete_cb, &fb.comm_keyval, NULL);
     PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, fb_win_delete_cb, &fb.win_keyval, NULL);
@@ -407,8 +448,12 @@ void fb_pcontrol(int level)
 
 typedef struct {
     double app_time, mpi_time, tick_seconds;
+    double calls_time;                  /* the sum of the recorded calls' times */
+    double thread_time[FB_MAX_THREADS]; /* MPI time of each thread, in order of first call */
     int64_t pid;
     int32_t n_entries, n_cells;
+    int32_t nthreads;                   /* threads that called MPI (the last slot may hold several) */
+    int32_t capped;                     /* mpi_time was cut to app_time */
     uint64_t untracked, dropped_requests;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
 } fb_rank_info_t;
@@ -507,6 +552,18 @@ static const char *fb_thread_name(int level)
     }
 }
 
+/* How a rank's MPI time divides over its threads (see README: "What is measured"). */
+static void fb_json_threads(FILE *f, const fb_rank_info_t *info)
+{
+    int listed = info->nthreads < FB_MAX_THREADS ? info->nthreads : FB_MAX_THREADS;
+    fprintf(f, ", \"mpi_threads\": %d, \"mpi_time_per_thread\": [", (int)info->nthreads);
+    for (int t = 0; t < listed; t++)
+        fprintf(f, "%s%.9g", t ? ", " : "", info->thread_time[t]);
+    fprintf(f, "], \"mpi_time_all_threads\": %.9g", info->calls_time);
+    if (info->capped)
+        fputs(", \"mpi_time_capped\": true", f);
+}
+
 static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t *entries,
                           const fb_cell_out_t *cells, const int *cell_displs)
 {
@@ -550,9 +607,11 @@ static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t
     for (int r = 0; r < size; r++) {
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
         fb_json_cstr(f, infos[r].host);
-        fprintf(f, ", \"pid\": %lld, \"app_time\": %.9g, \"mpi_time\": %.9g, \"untracked_peers\": %llu}",
+        fprintf(f, ", \"pid\": %lld, \"app_time\": %.9g, \"mpi_time\": %.9g, \"untracked_peers\": %llu",
                 (long long)infos[r].pid, infos[r].app_time, infos[r].mpi_time,
                 (unsigned long long)(infos[r].untracked + infos[r].dropped_requests));
+        fb_json_threads(f, &infos[r]);
+        fputc('}', f);
     }
     fprintf(f, "\n  ],\n");
 
@@ -604,6 +663,59 @@ static const char *fb_profile_path(void)
     return path && *path ? path : "fabricbench-profile.json";
 }
 
+/* A new file next to path, only ours: created (never opened if it exists, never through a
+ * symbolic link) with mode 0600, under the name <path>.tmp.<pid>, or <path>.tmp.<pid>.<n>
+ * when something already stands there. Returns NULL with errno set when it cannot. */
+static FILE *fb_create_private(const char *path, char *tmp, size_t len)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int n = attempt ? snprintf(tmp, len, "%s.tmp.%d.%d", path, (int)getpid(), attempt)
+                        : snprintf(tmp, len, "%s.tmp.%d", path, (int)getpid());
+        if (n < 0 || (size_t)n >= len) {
+            errno = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            FILE *f = fdopen(fd, "w");
+            if (!f) {
+                int saved = errno;
+                close(fd);
+                unlink(tmp);
+                errno = saved;
+            }
+            return f;
+        }
+        if (errno != EEXIST)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* Rank 0: the profile is written whole under a private temporary name in the target's
+ * folder, then renamed into place, so no half-written (or foreign) file ever stands at path. */
+static void fb_write_profile(const char *path, const fb_rank_info_t *infos, const fb_entry_t *entries,
+                             const fb_cell_out_t *cells, const int *cell_index)
+{
+    char tmp[4096];
+    FILE *f = fb_create_private(path, tmp, sizeof tmp);
+    if (!f) {
+        fprintf(stderr, "libfabricbench-prof: cannot create the profile's temporary file %s: %s\n", tmp,
+                strerror(errno));
+        return;
+    }
+    fb_write_json(f, infos, entries, cells, cell_index);
+    int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+    int saved = errno;
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "libfabricbench-prof: writing the profile %s failed: %s\n", tmp, strerror(bad ? saved : errno));
+        unlink(tmp);
+    } else if (rename(tmp, path) != 0) {
+        fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
 void fb_finalize(void)
 {
     if (!fb.initialized || fb.finalized || !fb.stats)
@@ -650,9 +762,20 @@ void fb_finalize(void)
         mine[k++] = (fb_entry_t){(int32_t)(i / FB_NBINS), (int32_t)(i % FB_NBINS), s->count, s->bytes,
                                  (double)s->ticks * tick_seconds, (double)s->min * tick_seconds,
                                  (double)s->max * tick_seconds};
-        me.mpi_time += (double)s->ticks * tick_seconds;
+        me.calls_time += (double)s->ticks * tick_seconds;
     }
     me.n_entries = mine ? (int32_t)k : 0;
+    me.nthreads = fb.nthreads;
+    for (int t = 0; t < FB_MAX_THREADS && t < fb.nthreads; t++)
+        me.thread_time[t] = (double)fb_thread_slots[t].ticks * tick_seconds;
+    /* Calls of one thread never overlap, nor do those of threads that MPI serializes; with
+     * MPI_THREAD_MULTIPLE the time any thread was inside MPI counts once. Never more than
+     * the run: what the clocks' disagreement could add is cut off (and said). */
+    me.mpi_time = fb.threaded ? (double)fb_busy_ticks * tick_seconds : me.calls_time;
+    if (me.mpi_time > app_time) {
+        me.mpi_time = app_time;
+        me.capped = 1;
+    }
 
     size_t ncell = 0, cells_total = (size_t)FB_NLAYERS * (size_t)size;
     for (size_t i = 0; i < cells_total; i++)
@@ -696,25 +819,8 @@ void fb_finalize(void)
     PMPI_Gatherv(mycells, me.n_cells * (int)sizeof(fb_cell_out_t), MPI_BYTE, cells, ccounts, cdispls, MPI_BYTE, 0,
                  MPI_COMM_WORLD);
 
-    if (rank == 0 && infos && entries && cells) {
-        const char *path = fb_profile_path();
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-        FILE *f = fopen(tmp, "w");
-        if (!f) {
-            fprintf(stderr, "libfabricbench-prof: cannot write the profile %s: %s\n", tmp, strerror(errno));
-        } else {
-            fb_write_json(f, infos, entries, cells, cell_index);
-            int bad = ferror(f);
-            if (fclose(f) != 0 || bad) {
-                fprintf(stderr, "libfabricbench-prof: writing the profile %s failed: %s\n", tmp, strerror(errno));
-                unlink(tmp);
-            } else if (rename(tmp, path) != 0) {
-                fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s\n", path, strerror(errno));
-                unlink(tmp);
-            }
-        }
-    }
+    if (rank == 0 && infos && entries && cells)
+        fb_write_profile(fb_profile_path(), infos, entries, cells, cell_index);
     free(mine);
     free(mycells);
     free(infos);

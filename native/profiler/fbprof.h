@@ -30,6 +30,9 @@
 /* Message-size bins: bin 0 holds 0-byte calls, bin b >= 1 holds [2^(b-1), 2^b - 1] bytes. */
 #define FB_NBINS 65
 
+/* Threads whose MPI time is kept apart; any later thread shares the last slot. */
+#define FB_MAX_THREADS 64
+
 /* Communication-matrix layers kept per rank (one row: this rank -> peer). */
 enum { FB_L_P2P = 0, FB_L_RMA_TO = 1, FB_L_RMA_FROM = 2, FB_L_COLL = 3, FB_NLAYERS = 4 };
 
@@ -40,6 +43,12 @@ typedef struct {
 typedef struct {
     uint64_t msgs, bytes;
 } fb_cell_t;
+
+/* One thread's MPI time: written by that thread only (by several when shared). */
+typedef struct {
+    uint64_t ticks;
+    int shared;
+} __attribute__((aligned(64))) fb_thread_t;
 
 /* A communicator (or window) whose ranks were mapped to world ranks. */
 typedef struct {
@@ -64,10 +73,13 @@ typedef struct {
     uint64_t untracked;        /* peers we could not map (lookup table full) */
     uint64_t init_tick;
     struct timespec init_ts;
+    fb_thread_t *threads;      /* [FB_MAX_THREADS] */
+    int nthreads;              /* threads that have called MPI (may exceed FB_MAX_THREADS) */
 } fb_state_t;
 
 extern FB_HIDDEN fb_state_t fb;
 extern FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
+extern FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
 
 /* Lifecycle and slow paths (fbprof.c). */
 FB_HIDDEN void fb_init(void);
@@ -82,6 +94,9 @@ FB_HIDDEN int fb_preq_find(MPI_Request req, int *world_peer, uint64_t *bytes);
 FB_HIDDEN void fb_preq_forget(MPI_Request req);
 FB_HIDDEN int fb_fortran_in_place(const void *p);
 FB_HIDDEN void fb_fortran_missing(const char *symbol) __attribute__((noreturn));
+FB_HIDDEN fb_thread_t *fb_thread_claim(void);
+FB_HIDDEN void fb_busy_enter(void);
+FB_HIDDEN void fb_busy_leave(void);
 
 /* ---------------------------------------------------------------- timing */
 
@@ -98,17 +113,26 @@ static inline uint64_t fb_now(void)
 
 /* A wrapper records only when the profiler is on and it is the outermost MPI call of
  * this thread (a Fortran wrapper calling a C binding, or MPI calling itself, is not
- * counted twice). */
+ * counted twice). With MPI_THREAD_MULTIPLE, threads can be inside MPI at the same time,
+ * so the rank's MPI time is then the time during which any of them was (fb_busy_*),
+ * not the sum of the calls. */
 static inline int fb_enter(void)
 {
     if (FB_LIKELY(fb.on) && FB_LIKELY(fb_depth == 0)) {
         fb_depth = 1;
+        if (FB_UNLIKELY(fb.threaded))
+            fb_busy_enter();
         return 1;
     }
     return 0;
 }
 
-static inline void fb_leave(void) { fb_depth = 0; }
+static inline void fb_leave(void)
+{
+    if (FB_UNLIKELY(fb.threaded))
+        fb_busy_leave();
+    fb_depth = 0;
+}
 
 /* ---------------------------------------------------------------- table updates */
 
@@ -119,6 +143,11 @@ static inline unsigned fb_bin(uint64_t bytes)
 
 static inline void fb_record(int id, uint64_t dt, uint64_t bytes)
 {
+    fb_thread_t *me = FB_LIKELY(fb_self != NULL) ? fb_self : fb_thread_claim();
+    if (FB_LIKELY(!me->shared))
+        me->ticks += dt;
+    else
+        __atomic_fetch_add(&me->ticks, dt, __ATOMIC_RELAXED);
     fb_stat_t *s = &fb.stats[(unsigned)id * FB_NBINS + fb_bin(bytes)];
     if (FB_LIKELY(!fb.threaded)) {
         s->count++;
@@ -220,14 +249,19 @@ static inline void fb_rec_plain(int id, uint64_t dt, int is_f)
     fb_record(id, dt, 0);
 }
 
+/* A call that moves bytes to or from one peer (world rank, -1 for none): its size, and
+ * its entry in a matrix layer. */
+static inline void fb_rec_moved(int id, uint64_t dt, int layer, uint64_t bytes, int world_peer)
+{
+    fb_record(id, dt, bytes);
+    fb_matrix_add(layer, world_peer, bytes);
+}
+
 /* Point-to-point send (also Sendrecv: the send half): message size and a matrix entry. */
 static inline void fb_rec_send(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_P2P, fb_world_of(fb_comm(comm), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_P2P, fb_bytes(count, type), peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1);
 }
 
 static inline void fb_rec_recv(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
@@ -516,22 +550,21 @@ static inline void fb_rec_nbrw(int id, uint64_t dt, int is_f, const int *scounts
 
 /* One-sided: origin count x origin type; Put/Accumulate move data to the target, Get from it.
  * A call without a count role (Fetch_and_op, Compare_and_swap) moves one element. */
+static inline int fb_win_peer(MPI_Win win, int peer)
+{
+    return peer >= 0 ? fb_world_of(fb_win_lookup(win), peer) : -1;
+}
+
 static inline void fb_rec_put(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_RMA_TO, fb_world_of(fb_win_lookup(win), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_RMA_TO, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
 static inline void fb_rec_get(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
-    if (peer >= 0)
-        fb_matrix_add(FB_L_RMA_FROM, fb_world_of(fb_win_lookup(win), peer), bytes);
+    fb_rec_moved(id, dt, FB_L_RMA_FROM, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
 static inline void fb_rec_winnew(int id, uint64_t dt, int is_f, MPI_Comm comm, MPI_Win newwin)

@@ -38,6 +38,16 @@ def engine_path() -> Path:
     )
 
 
+def benchmark_table_path() -> Path:
+    """Path of share/benchmarks.jsonl, the engine's benchmark table (``fabricbench-mpi list``)
+    installed next to its bin/; not checked for existence."""
+    candidate = native_dir() / "share" / "benchmarks.jsonl"
+    on_path = shutil.which("fabricbench-mpi")
+    if not candidate.is_file() and on_path:  # the engine engine_path() falls back to
+        return Path(on_path).resolve().parent.parent / "share" / "benchmarks.jsonl"
+    return candidate
+
+
 def profiler_library() -> Path:
     """Path of libfabricbench-prof.so, the PMPI profiling library."""
     candidate = native_dir() / "lib" / "libfabricbench-prof.so"

@@ -1,48 +1,104 @@
 """Benchmark specifications: the engine's benchmarks, their rank needs and defaults, and suites.
 
-A suite is an ordered list of steps; a step is one engine invocation (a benchmark with
-its arguments). `plan()` turns what the user typed (suite and benchmark names, size and
-iteration overrides) into steps, checking names and rank counts before anything starts.
+The benchmarks are the engine's own table (``fabricbench-mpi list``, installed by the build
+as ``share/benchmarks.jsonl`` next to the engine), read on first use, so importing this
+module never needs the native parts. Suites are defined here. A suite is an ordered list
+of steps; a step is one engine invocation (a benchmark with its arguments). `plan()` turns
+what the user typed (suite and benchmark names, size and iteration overrides) into steps,
+checking names and rank counts before anything starts.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from fabricbench.errors import UsageError
+from fabricbench.native import NativeMissing, benchmark_table_path
 
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
     name: str
-    family: str  # pt2pt, collective, hpcc, info
+    family: str  # pt2pt, collective, hpcc, health, info
     sizes: Optional[str] = None  # default MIN:MAX for sized benchmarks; None = not sized
     min_ranks: int = 2
     even_ranks: bool = False
     summary: str = ""
+    metrics: Tuple[str, ...] = ()
+    options: Tuple[str, ...] = ()  # every option the engine accepts for it
+    fixed_sizes: Tuple[int, ...] = ()  # what an unsized benchmark measures
+    size_floor: int = 0  # the engine skips smaller sizes
+
+    @classmethod
+    def from_record(cls, rec: Dict[str, Any]) -> "BenchmarkSpec":
+        """One line of ``fabricbench-mpi list --format jsonl``; KeyError/TypeError/ValueError if malformed."""
+        return cls(
+            name=str(rec["name"]),
+            family=str(rec["family"]),
+            sizes=None if rec["sizes"] is None else str(rec["sizes"]),
+            min_ranks=int(rec["min_ranks"]),
+            even_ranks=bool(rec["even_ranks"]),
+            summary=str(rec["summary"]),
+            metrics=tuple(str(m) for m in rec["metrics"]),
+            options=tuple(str(o) for o in rec["options"]),
+            fixed_sizes=tuple(int(n) for n in rec["fixed_sizes"]),
+            size_floor=int(rec["size_floor"]),
+        )
 
 
-BENCHMARKS: Dict[str, BenchmarkSpec] = {
-    s.name: s
-    for s in (
-        BenchmarkSpec("latency", "pt2pt", "0:4M", summary="blocking ping-pong, one-way latency"),
-        BenchmarkSpec("bw", "pt2pt", "1:4M", summary="windowed uni-directional bandwidth"),
-        BenchmarkSpec("bibw", "pt2pt", "1:4M", summary="windowed bi-directional bandwidth"),
-        BenchmarkSpec("mbw_mr", "pt2pt", "1:4M", even_ranks=True, summary="multi-pair bandwidth and message rate"),
-        BenchmarkSpec("multi_lat", "pt2pt", "0:1M", even_ranks=True, summary="all pairs ping-pong at once"),
-        BenchmarkSpec("barrier", "collective", None, summary="MPI_Barrier time"),
-        BenchmarkSpec("bcast", "collective", "1:1M", summary="MPI_Bcast"),
-        BenchmarkSpec("reduce", "collective", "4:1M", summary="MPI_Reduce"),
-        BenchmarkSpec("allreduce", "collective", "4:1M", summary="MPI_Allreduce"),
-        BenchmarkSpec("allgather", "collective", "1:1M", summary="MPI_Allgather"),
-        BenchmarkSpec("alltoall", "collective", "1:1M", summary="MPI_Alltoall"),
-        BenchmarkSpec("reduce_scatter", "collective", "4:1M", summary="MPI_Reduce_scatter"),
-        BenchmarkSpec("pingpong_pairs", "hpcc", None, summary="HPCC ping-pong over all (or sampled) pairs"),
-        BenchmarkSpec("ring", "hpcc", None, summary="HPCC natural and random rings"),
-        BenchmarkSpec("info", "info", None, min_ranks=1, summary="per-rank host, MPI library, timer"),
-    )
-}
+def load_benchmarks(path: Optional[Path] = None) -> Dict[str, BenchmarkSpec]:
+    """The engine's benchmark table, in its order; NativeMissing when it is absent or unreadable."""
+    path = path or benchmark_table_path()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise NativeMissing(
+            f"the engine's benchmark table {path} is missing ({exc.strerror}), so fabricbench does not know "
+            "its benchmarks: reinstall fabricbench with an MPI compiler on PATH (pip install .), or build and "
+            "install the native parts (cmake --install BUILD --prefix DIR) and set FABRICBENCH_NATIVE_DIR=DIR"
+        ) from None
+    return _read_table(str(path), stamp)
+
+
+@lru_cache(maxsize=4)
+def _read_table(path: str, stamp: int) -> Dict[str, BenchmarkSpec]:
+    table: Dict[str, BenchmarkSpec] = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                spec = BenchmarkSpec.from_record(json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise NativeMissing(
+                    f"{path}:{lineno}: not a line of `fabricbench-mpi list` ({type(exc).__name__}: {exc}); "
+                    "rebuild and reinstall the native parts"
+                ) from None
+            table[spec.name] = spec
+    return table
+
+
+class _EngineBenchmarks(Mapping[str, BenchmarkSpec]):
+    """BENCHMARKS: the engine's table, read when first asked (see load_benchmarks)."""
+
+    def __getitem__(self, name: str) -> BenchmarkSpec:
+        return load_benchmarks()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(load_benchmarks())
+
+    def __len__(self) -> int:
+        return len(load_benchmarks())
+
+    def __repr__(self) -> str:
+        return f"BENCHMARKS({benchmark_table_path()})"
+
+
+BENCHMARKS: Mapping[str, BenchmarkSpec] = _EngineBenchmarks()
 
 
 @dataclass(frozen=True)
@@ -61,22 +117,43 @@ class Step:
 
     def planned_sizes(self) -> List[int]:
         """The message sizes the engine will measure, in order (empty for unsized benchmarks)."""
-        return expand_sizes(self.sizes, include_zero=self.benchmark in ("latency", "multi_lat")) if self.sizes else []
+        if not self.sizes:
+            return []
+        floor = BENCHMARKS[self.benchmark].size_floor if self.benchmark in BENCHMARKS else 0
+        return [s for s in expand_sizes(self.sizes, include_zero=True) if s >= floor]
 
 
 QUICK_BUDGET = ("--time-budget", "0.05")
+STANDARD_FAMILIES = ("pt2pt", "collective", "hpcc")  # not the health check's allpairs, not info
 
-SUITES: Dict[str, List[Step]] = {
-    "quick": [
-        Step("latency", "0:64K", QUICK_BUDGET),
-        Step("bw", "1:4M", QUICK_BUDGET),
-        Step("bibw", "1:4M", QUICK_BUDGET),
-        Step("allreduce", "4:64K", QUICK_BUDGET),
-        Step("alltoall", "1:16K", QUICK_BUDGET),
-    ],
-    "standard": [Step(s.name, s.sizes) for s in BENCHMARKS.values() if s.family in ("pt2pt", "collective", "hpcc")],
-    "hpcc-net": [Step("pingpong_pairs"), Step("ring")],
-}
+
+class _Suites(Mapping[str, List[Step]]):
+    """SUITES: name -> steps. "standard" is every benchmark of STANDARD_FAMILIES at its default
+    sizes, so it reads the engine's table; the names are known without it."""
+
+    _steps: Dict[str, Callable[[], List[Step]]] = {
+        "quick": lambda: [
+            Step("latency", "0:64K", QUICK_BUDGET),
+            Step("bw", "1:4M", QUICK_BUDGET),
+            Step("bibw", "1:4M", QUICK_BUDGET),
+            Step("allreduce", "4:64K", QUICK_BUDGET),
+            Step("alltoall", "1:16K", QUICK_BUDGET),
+        ],
+        "standard": lambda: [Step(s.name, s.sizes) for s in BENCHMARKS.values() if s.family in STANDARD_FAMILIES],
+        "hpcc-net": lambda: [Step("pingpong_pairs"), Step("ring")],
+    }
+
+    def __getitem__(self, name: str) -> List[Step]:
+        return self._steps[name]()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._steps)
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+
+SUITES: Mapping[str, List[Step]] = _Suites()
 
 _SIZE_RE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b?)\s*$", re.IGNORECASE)
 
@@ -144,8 +221,17 @@ def plan(
             # User arguments replace a suite's time budget instead of fighting it.
             keep = step.args if not any(a in ("--time-budget", "--iterations") for a in extra) else ()
             new = replace(new, args=tuple(keep) + tuple(extra))
+        check_options(spec, new.args)
         overridden.append(new)
     return overridden
+
+
+def check_options(spec: BenchmarkSpec, args: Sequence[str]) -> None:
+    """Every option in args is one the engine accepts for spec (its table says which)."""
+    for arg in args:
+        name = arg.partition("=")[0]
+        if name.startswith("--") and name not in spec.options:
+            raise UsageError(f"{spec.name} does not take {name}; it takes {', '.join(spec.options)}")
 
 
 def check_ranks(spec: BenchmarkSpec, ranks: int) -> None:

@@ -1,0 +1,46 @@
+/* util.c - fatal errors, allocations and naps (see util.h). */
+#include "util.h"
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+void fb_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    char msg[512];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "fabricbench-mpi: error: %s\n", msg);
+    fflush(stderr);
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized)
+        MPI_Abort(MPI_COMM_WORLD, FB_EXIT_ERROR);
+    exit(FB_EXIT_ERROR);
+}
+
+void *fb_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        fb_fatal("out of memory (%zu bytes)", bytes);
+    return p;
+}
+
+void *fb_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        fb_fatal("out of memory (%zu x %zu bytes)", n, size);
+    return p;
+}
+
+void fb_nap(void)
+{
+    struct timespec pause = {0, FB_NAP_NS};
+    nanosleep(&pause, NULL);
+}

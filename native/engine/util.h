@@ -1,0 +1,20 @@
+/* util.h - what every other engine file may use and that uses nothing of the engine: a
+ * fatal error that takes the whole job down, allocations that cannot return NULL, and a
+ * short nap for ranks that wait without spinning. */
+#ifndef FB_UTIL_H
+#define FB_UTIL_H
+
+#include <stddef.h>
+
+enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION = 3 };
+
+/* Prints "fabricbench-mpi: error: ..." and aborts every rank with status 1. */
+void fb_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void *fb_malloc(size_t bytes);   /* never NULL: aborts the job when memory runs out */
+void *fb_calloc(size_t n, size_t size);
+
+/* Sleeps FB_NAP_NS: how long a rank with nothing to do waits between polls. */
+#define FB_NAP_NS 20000
+void fb_nap(void);
+
+#endif
