@@ -159,21 +159,22 @@ def job_processes(cli_pid: int) -> Set[int]:
     return (found | marked_by(cli_pid)) - {os.getpid()}
 
 
-def engine_ranks(cli_pid: int) -> List[int]:
+def engine_ranks(cli_pid: int, program: str = "fabricbench-mpi") -> List[int]:
     ranks = []
     for pid in sorted(job_processes(cli_pid)):
         try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == "fabricbench-mpi" and is_alive(pid):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == program and is_alive(pid):
                 ranks.append(pid)
         except OSError:
             pass
     return ranks
 
 
-def wait_ranks(cli_pid: int, n: int, proc: subprocess.Popen, timeout: float = 120) -> List[int]:
+def wait_ranks(cli_pid: int, n: int, proc: subprocess.Popen, timeout: float = 120,
+               program: str = "fabricbench-mpi") -> List[int]:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        ranks = engine_ranks(cli_pid)
+        ranks = engine_ranks(cli_pid, program)
         if len(ranks) >= n:
             return ranks
         if proc.poll() is not None:
@@ -307,6 +308,44 @@ def sigterm_profile(work: Path) -> Outcome:
 
 def sigkill_profile(work: Path) -> Outcome:
     return _profile(work, signal.SIGKILL, "SIGKILL profile")
+
+
+def signal_workflow(work: Path, row: str, args: Sequence[str], program: str, points: int = 0,
+                    sig: int = signal.SIGTERM) -> Outcome:
+    """A workflow other than `run`, hit by `sig` once its ranks (`program`) run and `points` are stored."""
+    engine()
+    db = work / "results.db"
+    proc = start(db, *args)
+    out = Outcome(row)
+    try:
+        if points:
+            wait_points(db, points, proc)
+        wait_ranks(proc.pid, 2, proc, program=program)
+        time.sleep(1)
+        known = job_processes(proc.pid)
+        out.notes["job"] = sorted(known)
+        proc.send_signal(sig)
+        end_of(proc, known, out)
+    finally:
+        proc.kill()
+    return last_run(db, out)
+
+
+def sigterm_health(work: Path) -> Outcome:
+    return signal_workflow(work, "SIGTERM health", ("health", "--np", "2", "--repetitions", "1000"), "fabricbench-mpi")
+
+
+def sigterm_scale(work: Path) -> Outcome:
+    return signal_workflow(work, "SIGTERM scale", ("scale", "--np-list", "2", "--repeat", "5", "--", engine(),
+                                                   "latency", "--sizes", "0:1M", "--time-budget", "0.3"),
+                           "fabricbench-mpi", points=1)
+
+
+def sigterm_hpcc(work: Path) -> Outcome:
+    if not shutil.which("hpcc"):
+        raise Skip("hpcc is not installed (Debian: apt-get install hpcc)")
+    return signal_workflow(work, "SIGTERM hpcc", ("hpcc", "--np", "2", "--n", "4000", "--workdir", str(work / "hpcc")),
+                           "hpcc")
 
 
 class Mount:
@@ -445,6 +484,22 @@ def expect_interrupted(code: int) -> Callable[[Outcome], List[str]]:
     return check
 
 
+def expect_workflow_interrupted(at_least: int) -> Callable[[Outcome], List[str]]:
+    def check(out: Outcome) -> List[str]:
+        problems = _job_gone(out)
+        if out.exit != 128 + signal.SIGTERM:
+            problems.append(f"exit status {out.exit}, expected 143")
+        if out.status != "interrupted":
+            problems.append(f"run status {out.status}, expected interrupted")
+        if (out.points or 0) < at_least:
+            problems.append(f"{out.points} points kept, expected at least {at_least}")
+        if "Traceback" in out.stderr or "SIGTERM" not in _last_line(out.stderr):
+            problems.append(f"the last line does not name SIGTERM: {out.stderr!r}")
+        return problems
+
+    return check
+
+
 def expect_killed(out: Outcome) -> List[str]:
     problems = _job_gone(out)
     if out.exit != -signal.SIGKILL:
@@ -545,6 +600,9 @@ ROWS: Dict[str, Callable[[Path], Outcome]] = {
     "sigterm-profile": sigterm_profile,
     "sigkill-profile": sigkill_profile,
     "sigstop-rank": sigstop_rank,
+    "sigterm-health": sigterm_health,
+    "sigterm-scale": sigterm_scale,
+    "sigterm-hpcc": sigterm_hpcc,
     "disk-full": disk_full,
     "read-only-fs": read_only_fs,
     "bad-urls": bad_urls,
@@ -559,6 +617,9 @@ EXPECT: Dict[str, Callable[[Outcome], List[str]]] = {
     "sigterm-profile": expect_profile(128 + signal.SIGTERM),
     "sigkill-profile": expect_profile(-signal.SIGKILL),
     "sigstop-rank": expect_watchdog,
+    "sigterm-health": expect_workflow_interrupted(0),
+    "sigterm-scale": expect_workflow_interrupted(1),
+    "sigterm-hpcc": expect_workflow_interrupted(0),
     "disk-full": expect_disk_full,
     "read-only-fs": expect_read_only,
     "bad-urls": expect_bad_urls,

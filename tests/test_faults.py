@@ -33,7 +33,8 @@ def run_row(name, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("name", ["sigterm", "sighup", "sigkill", "sigstop-rank", "sigterm-profile", "sigkill-profile"])
+@pytest.mark.parametrize("name", ["sigterm", "sighup", "sigkill", "sigstop-rank", "sigterm-profile", "sigkill-profile",
+                                  "sigterm-health", "sigterm-scale", "sigterm-hpcc"])
 def test_signals_end_the_run_and_its_job(name, tmp_path):
     out = run_row(name, tmp_path)
     if name in ("sigterm", "sighup"):
@@ -73,10 +74,11 @@ def test_a_run_of_a_dead_process_is_recovered_and_a_live_one_is_not(db_path):
     dead = store.create_run(provenance={OWNER: procs.process_identity(os.getpid()) | {"pid": child.pid}})
     reused = store.create_run(provenance={OWNER: procs.process_identity(os.getpid()) | {"start": 1}})
     elsewhere = store.create_run(provenance={OWNER: {"host": "not-" + socket.gethostname(), "pid": 1, "start": 1}})
+    container = store.create_run(provenance={OWNER: procs.process_identity() | {"pid_ns": "pid:[1]", "start": 1}})
     unknown = store.create_run()
     assert recover_abandoned(store) == [dead.id, reused.id]
     assert store.get_run(dead.id).status == "failed" and store.get_run(dead.id).message == ABANDONED
-    assert [store.get_run(r.id).status for r in (mine.run, elsewhere, unknown)] == ["running"] * 3
+    assert [store.get_run(r.id).status for r in (mine.run, elsewhere, container, unknown)] == ["running"] * 4
     assert recover_abandoned(store) == []
     mine.finish("complete")
     assert store.get_run(mine.run_id).status == "complete" and store.count_measurements(mine.run_id) == 1
@@ -175,3 +177,15 @@ def test_stop_signals_become_stopped_with_the_exit_status_of_the_signal():
     assert caught.value.name == "SIGTERM" and caught.value.exit_code == 143
     assert isinstance(caught.value, KeyboardInterrupt)
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_a_stop_signal_waits_for_a_deferred_block_to_end():
+    done = []
+    with pytest.raises(procs.Stopped) as caught:
+        with procs.stop_signals():
+            with procs.signals_deferred():
+                os.kill(os.getpid(), signal.SIGHUP)
+                time.sleep(0.2)
+                done.append("write")
+            done.append("after")
+    assert done == ["write"] and caught.value.exit_code == 129

@@ -321,17 +321,19 @@ def stop_tree(proc: "subprocess.Popen", grace: float = STOP_GRACE_S, token: Opti
 
     SIGTERM to the whole job (mpirun forwards it to remote ranks), a grace period, then
     SIGKILL to what is left, including ranks that moved to process groups or sessions of
-    their own and daemons that carry the job's mark (`token`).
+    their own and daemons that carry the job's mark (`token`). A stop signal that arrives
+    meanwhile waits until the job is down.
     """
-    if proc.poll() is None:
-        _stop(job_members(proc.pid, token, tree=True), lambda: job_members(proc.pid, token, tree=proc.poll() is None),
-              grace, lambda: proc.poll() is not None)
-    # mpirun may have exited while ranks it started linger: they kept its session id or the mark.
-    _signal_all(job_members(proc.pid, token) - {proc.pid}, signal.SIGKILL)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
+    with signals_deferred():
+        if proc.poll() is None:
+            _stop(job_members(proc.pid, token, tree=True),
+                  lambda: job_members(proc.pid, token, tree=proc.poll() is None), grace, lambda: proc.poll() is not None)
+        # mpirun may have exited while ranks it started linger: they kept its session id or the mark.
+        _signal_all(job_members(proc.pid, token) - {proc.pid}, signal.SIGKILL)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None) -> Tuple[int, str, str]:
@@ -464,39 +466,61 @@ def stop_cause(exc: BaseException) -> Stopped:
     return exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT)
 
 
+class _SignalState:
+    """What stop_signals' handler knows: whether it raised already, and a signal held back meanwhile."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.raised = False
+        self.deferring = 0
+        self.pending: Optional[int] = None
+
+    def handler(self, signum, _frame) -> None:
+        if self.raised:
+            return
+        if self.deferring:
+            self.pending = self.pending or signum
+            return
+        self.raised = True
+        raise Stopped(signum)
+
+    def deliver(self) -> None:
+        if self.pending is not None and not self.deferring and not self.raised:
+            signum, self.pending = self.pending, None
+            self.raised = True
+            raise Stopped(signum)
+
+
+_signals = _SignalState()
+
+
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """Within: SIGINT, SIGTERM and SIGHUP raise Stopped once; later ones are ignored while fabricbench stops."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or _signals.active:
         yield
         return
-    raised = []
-
-    def handler(signum, _frame):
-        if raised:
-            return
-        raised.append(signum)
-        raise Stopped(signum)
-
-    before = {sig: signal.signal(sig, handler) for sig in STOP_SIGNALS}
+    before = {sig: signal.signal(sig, _signals.handler) for sig in STOP_SIGNALS}
+    _signals.__init__()
+    _signals.active = True
     try:
         yield
     finally:
+        _signals.active = False
         for sig, old in before.items():
             signal.signal(sig, old)
 
 
 @contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Within: the stop signals wait (a run's final write is not cut in half); delivered after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    """Within: a stop signal is held back (a job's stop, a run's final write are not cut in half) and
+    raised as Stopped when the block ends without an error of its own."""
+    _signals.deferring += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        _signals.deferring -= 1
+    _signals.deliver()
 
 
 # ---- who owns a run ---------------------------------------------------------------------------
@@ -509,17 +533,28 @@ def _boot_id() -> Optional[str]:
         return None
 
 
+def _pid_namespace() -> Optional[str]:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
 def process_identity(pid: Optional[int] = None) -> Dict[str, object]:
-    """What identifies a process across pid reuse: host, boot, pid and its start time (clock ticks after boot)."""
+    """What identifies a process across pid reuse: host, boot, pid namespace, pid and its start time
+    (clock ticks after boot)."""
     pid = os.getpid() if pid is None else pid
     fields = _stat_fields(pid)
-    return {"host": socket.gethostname(), "boot_id": _boot_id(), "pid": pid,
+    return {"host": socket.gethostname(), "boot_id": _boot_id(), "pid_ns": _pid_namespace(), "pid": pid,
             "start": int(fields[19]) if fields and len(fields) > 19 else None}
 
 
 def still_running(identity: Dict[str, object]) -> Optional[bool]:
-    """Is the process `identity` describes still running? None when this host cannot tell (another host)."""
+    """Is the process `identity` describes still running? None when this process cannot tell
+    (another host, or a container with other pids under the same host name)."""
     if not isinstance(identity, dict) or identity.get("host") != socket.gethostname():
+        return None
+    if identity.get("pid_ns") and identity.get("pid_ns") != _pid_namespace():
         return None
     boot = _boot_id()
     if identity.get("boot_id") and boot and identity["boot_id"] != boot:

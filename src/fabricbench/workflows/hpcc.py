@@ -30,7 +30,7 @@ from fabricbench.launch import Layout, get_launcher
 from fabricbench.launch.procs import Job, stop_cause
 from fabricbench.store.records import Measurement, Run
 from fabricbench.workflows.hosts import gather_hosts
-from fabricbench.workflows.session import Session
+from fabricbench.workflows.session import RunInterrupted, Session
 
 OUTPUT = "hpccoutf.txt"
 INPUT = "hpccinf.txt"
@@ -203,7 +203,9 @@ def run_hpcc(
                         rows=hpcc_table([(run.name, measurements)]) if measurements else [],
                         warnings=list(parsed.warnings) if parsed else [])
     if interrupted is not None:
-        raise interrupted
+        cause = stop_cause(interrupted)
+        raise RunInterrupted(f"run {run.id} interrupted by {cause.name}; its {len(measurements)} results are kept "
+                             f"(files in {work})", exit_code=cause.exit_code)
     if failure:
         raise HpccError(f"{message} (run {run.id} marked {status}; files in {work})")
     return result
