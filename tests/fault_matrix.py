@@ -214,20 +214,8 @@ LONG_RUN = ("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "
 def signal_run(work: Path, sig: int, extra: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
                row: Optional[str] = None) -> Outcome:
     """A long run, hit by `sig` once it has stored 2 points."""
-    engine()
-    db = work / "results.db"
-    proc = start(db, *LONG_RUN, *extra, env=env)
-    out = Outcome(row or signal.Signals(sig).name)
-    try:
-        wait_points(db, 2, proc)
-        wait_ranks(proc.pid, 2, proc)
-        known = job_processes(proc.pid)
-        out.notes["job"] = sorted(known)
-        proc.send_signal(sig)
-        end_of(proc, known, out)
-    finally:
-        proc.kill()
-    return last_run(db, out)
+    return signal_workflow(work, row or signal.Signals(sig).name, (*LONG_RUN, *extra), "fabricbench-mpi", points=2,
+                           sig=sig, env=env, settle=0.0)
 
 
 def sigterm(work: Path) -> Outcome:
@@ -311,17 +299,17 @@ def sigkill_profile(work: Path) -> Outcome:
 
 
 def signal_workflow(work: Path, row: str, args: Sequence[str], program: str, points: int = 0,
-                    sig: int = signal.SIGTERM) -> Outcome:
-    """A workflow other than `run`, hit by `sig` once its ranks (`program`) run and `points` are stored."""
+                    sig: int = signal.SIGTERM, env: Optional[Dict[str, str]] = None, settle: float = 1.0) -> Outcome:
+    """A command hit by `sig` once its 2 ranks (`program`) run and `points` are stored."""
     engine()
     db = work / "results.db"
-    proc = start(db, *args)
+    proc = start(db, *args, env=env)
     out = Outcome(row)
     try:
         if points:
             wait_points(db, points, proc)
         wait_ranks(proc.pid, 2, proc, program=program)
-        time.sleep(1)
+        time.sleep(settle)
         known = job_processes(proc.pid)
         out.notes["job"] = sorted(known)
         proc.send_signal(sig)

@@ -519,9 +519,9 @@ class _ErrorTranslation:
             if "not a database" in detail or "malformed" in detail:
                 raise StoreError(f"{where} is not a readable fabricbench database ({detail})") from None
             if "disk is full" in detail or "No space left" in detail:
-                raise StoreError(f"cannot write to database {where}: the disk is full ({detail})") from None
+                raise StoreError(f"cannot write to database {where}: the disk is full") from None
             if "readonly database" in detail or "read-only" in detail:
-                raise StoreError(f"cannot write to database {where}: it is read-only ({detail})") from None
+                raise StoreError(f"cannot write to database {where}: it is read-only") from None
             raise StoreError(f"database {where}: {detail}") from None
         return False
 
