@@ -185,10 +185,7 @@ class Session:
             self._end("interrupted", f"interrupted by {by} after {self._count(of=True)}")
             raise RunInterrupted(f"run {self.run.id} interrupted by {cause.name}; its {self._count()} are kept",
                                  exit_code=cause.exit_code) from None
-        if issubclass(exc_type, RunFailed):
-            self._end("failed", str(exc))
-            raise RunFailed(f"run {self.run.id} failed: {exc}; {self._count()} are kept") from None
-        if issubclass(exc_type, StoreError):  # the database failed under the run: a full disk, a read-only file
+        if issubclass(exc_type, (RunFailed, StoreError)):  # StoreError: a full disk, a read-only file under the run
             self._end("failed", str(exc))
             raise RunFailed(f"run {self.run.id} failed: {exc}; {self._count()} are kept") from None
         what = str(exc) if isinstance(exc, FabricbenchError) else f"{exc_type.__name__}: {exc}"
