@@ -189,3 +189,22 @@ def test_a_stop_signal_waits_for_a_deferred_block_to_end():
                 done.append("write")
             done.append("after")
     assert done == ["write"] and caught.value.exit_code == 129
+
+
+def test_a_database_file_we_may_not_write_is_read_and_left_alone(db_path, monkeypatch):
+    from fabricbench.store import db as store_db
+
+    store = open_db(str(db_path))
+    run = store.create_run()
+    store.add_measurements(run.id, [Measurement("latency", {"size": 1}, "latency", "us", median=1.0)])
+    store.update_run(run.id, provenance={OWNER: procs.process_identity() | {"start": 1}})  # a dead owner
+    store.close()
+    real_access = os.access
+    monkeypatch.setattr(store_db.os, "access",
+                        lambda path, mode: False if str(path) == str(db_path) and mode & os.W_OK else real_access(path, mode))
+    ro = open_db(str(db_path))
+    assert ro.read_only == "the file is not writable"
+    assert [r.id for r in ro.list_runs()] == [run.id] and ro.count_measurements(run.id) == 1
+    assert recover_abandoned(ro) == [] and ro.get_run(run.id).status == "running"
+    with pytest.raises(StoreError, match="is read-only"):
+        ro.create_run()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Dict, Optional, Tuple
 
@@ -64,6 +65,13 @@ class FabricbenchGroup(click.Group):
             cause = stop_cause(exc)
             _error(f"interrupted by {cause.name}")
             ctx.exit(cause.exit_code)
+        except BrokenPipeError:  # `fabricbench runs --json | head`: the reader is gone; exit 1 quietly, as rich does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(1)
+        except OSError as exc:  # the machine said no (a full disk, a read-only folder): one line, not a traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            _error(f"{exc.strerror or exc}{where}")
+            ctx.exit(1)
 
 
 def _error(message: str) -> None:
