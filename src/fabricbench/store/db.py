@@ -551,20 +551,22 @@ class _Guarded:
 
 
 def _why_read_only(path: Path) -> Optional[str]:
-    """Why the SQLite file `path` (or its folder, where SQLite keeps -wal and -shm files) cannot be written; None if it can."""
-    if not path.exists():
-        return None
+    """Why the SQLite file `path` (or its folder, where SQLite keeps -wal and -shm files) cannot be written;
+    None if it can, or if it does not exist yet (StoreError when it cannot be made there)."""
     folder = path.parent
+    why = None
     try:
         if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return "read-only file system"
+            why = "read-only file system"
     except OSError:
-        pass
-    if not os.access(path, os.W_OK):
-        return "the file is not writable"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"its folder {folder} is not writable"
-    return None
+        return None  # no folder yet: Store makes it
+    if why is None and path.exists() and not os.access(path, os.W_OK):
+        why = "the file is not writable"
+    if why is None and not os.access(folder, os.W_OK | os.X_OK):
+        why = f"its folder {folder} is not writable"
+    if why is not None and not path.exists():
+        raise StoreError(f"no database at {path}, and none can be made there ({why})")
+    return why
 
 
 def open_db(url: Optional[str] = None, migrate: bool = False) -> Store:
