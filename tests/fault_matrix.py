@@ -14,8 +14,10 @@ lab) or MPI say "skipped" where those are missing.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -23,6 +25,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +228,49 @@ def sigterm(work: Path) -> Outcome:
 
 def sighup(work: Path) -> Outcome:
     return signal_run(work, signal.SIGHUP)
+
+
+def sighup_terminal(work: Path) -> Outcome:
+    """The terminal closes: the command runs on a pseudo-terminal that is its controlling terminal, whose
+    other end is then closed (the kernel sends SIGHUP, and writes to the terminal fail from then on)."""
+    engine()
+    db = work / "results.db"
+    master, slave = os.openpty()
+    proc = subprocess.Popen(argv(db, *LONG_RUN), stdin=slave, stdout=slave, stderr=slave, env=cli_env(),
+                            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(slave)
+    hang_up = threading.Event()
+    shown: List[bytes] = []
+
+    def terminal() -> None:  # reads what the command shows (a full terminal would block it), then hangs up
+        while not hang_up.is_set():
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    shown.append(os.read(master, 65536))
+                except OSError:
+                    break
+        os.close(master)
+
+    reader = threading.Thread(target=terminal, daemon=True)
+    reader.start()
+    out = Outcome("SIGHUP terminal")
+    try:
+        wait_points(db, 2, proc)
+        wait_ranks(proc.pid, 2, proc)
+        known = job_processes(proc.pid)
+        hang_up.set()
+        reader.join()
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+        out.exit = proc.returncode
+        out.left = left_after(known | job_processes(proc.pid), proc.pid)
+    finally:
+        hang_up.set()
+        proc.kill()
+    out.notes["shown"] = b"".join(shown).decode(errors="replace")[-300:]
+    return last_run(db, out)
 
 
 def sigkill(work: Path) -> Outcome:
@@ -488,6 +535,18 @@ def expect_workflow_interrupted(at_least: int) -> Callable[[Outcome], List[str]]
     return check
 
 
+def expect_hung_up(out: Outcome) -> List[str]:
+    """As expect_interrupted(129), but nothing can be read from a terminal that is gone."""
+    problems = _job_gone(out)
+    if out.exit != 128 + signal.SIGHUP:
+        problems.append(f"exit status {out.exit}, expected 129")
+    if out.status != "interrupted" or "SIGHUP" not in (out.message or ""):
+        problems.append(f"run {out.status} ({out.message}), expected interrupted by SIGHUP")
+    if not out.points or out.points < 2:
+        problems.append(f"{out.points} points kept, expected at least 2")
+    return problems
+
+
 def expect_killed(out: Outcome) -> List[str]:
     problems = _job_gone(out)
     if out.exit != -signal.SIGKILL:
@@ -583,6 +642,7 @@ def expect_lab_name_refused(out: Outcome) -> List[str]:
 ROWS: Dict[str, Callable[[Path], Outcome]] = {
     "sigterm": sigterm,
     "sighup": sighup,
+    "sighup-terminal": sighup_terminal,
     "sigkill": sigkill,
     "sigkill-lab": sigkill_lab,
     "sigterm-profile": sigterm_profile,
@@ -600,6 +660,7 @@ ROWS: Dict[str, Callable[[Path], Outcome]] = {
 EXPECT: Dict[str, Callable[[Outcome], List[str]]] = {
     "sigterm": expect_interrupted(128 + signal.SIGTERM),
     "sighup": expect_interrupted(128 + signal.SIGHUP),
+    "sighup-terminal": expect_hung_up,
     "sigkill": expect_killed,
     "sigkill-lab": expect_killed,
     "sigterm-profile": expect_profile(128 + signal.SIGTERM),

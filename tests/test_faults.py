@@ -33,8 +33,8 @@ def run_row(name, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("name", ["sigterm", "sighup", "sigkill", "sigstop-rank", "sigterm-profile", "sigkill-profile",
-                                  "sigterm-health", "sigterm-scale", "sigterm-hpcc"])
+@pytest.mark.parametrize("name", ["sigterm", "sighup", "sighup-terminal", "sigkill", "sigstop-rank", "sigterm-profile",
+                                  "sigkill-profile", "sigterm-health", "sigterm-scale", "sigterm-hpcc"])
 def test_signals_end_the_run_and_its_job(name, tmp_path):
     out = run_row(name, tmp_path)
     if name in ("sigterm", "sighup"):

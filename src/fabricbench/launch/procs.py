@@ -30,6 +30,7 @@ import queue
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -476,6 +477,8 @@ class _SignalState:
         self.pending: Optional[int] = None
 
     def handler(self, signum, _frame) -> None:
+        if signum == signal.SIGHUP:
+            _leave_terminal()
         if self.raised:
             return
         if self.deferring:
@@ -492,6 +495,19 @@ class _SignalState:
 
 
 _signals = _SignalState()
+
+
+def _leave_terminal() -> None:
+    """After a hang-up the terminal only answers EIO: stdout and stderr that were a terminal go to /dev/null,
+    so that stopping the job and recording the run are not cut short by a failed write."""
+    null = None
+    for fd in (1, 2):
+        try:
+            if stat.S_ISCHR(os.fstat(fd).st_mode):
+                null = os.open(os.devnull, os.O_WRONLY) if null is None else null
+                os.dup2(null, fd)
+        except OSError:
+            pass
 
 
 @contextmanager
