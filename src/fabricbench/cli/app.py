@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Dict, Optional, Tuple
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError, UsageError
@@ -30,22 +32,53 @@ class State:
 
     @property
     def store(self):
+        """The database, opened on first use; runs a dead fabricbench process left `running` are marked failed."""
         if self._store is None:
             from fabricbench.store import open_db
+            from fabricbench.workflows.session import recover_abandoned
 
             self._store = open_db(self.url)
+            for run_id in recover_abandoned(self._store):
+                err_console.print(f"note: run {run_id} was left running by a fabricbench process that ended "
+                                  "without finishing it; it is now marked failed", highlight=False, soft_wrap=True)
         return self._store
 
 
 class FabricbenchGroup(click.Group):
-    """Turns a FabricbenchError anywhere below into one line on stderr and its exit status."""
+    """Turns a FabricbenchError anywhere below into one line on stderr and its exit status.
+
+    SIGINT, SIGTERM (scancel, timeout) and SIGHUP (a closed terminal) stop a command the
+    same way: the job is stopped, the run marked interrupted with its points, and the exit
+    status is 128 + the signal (130, 143, 129).
+    """
 
     def invoke(self, ctx):
+        from fabricbench.launch.procs import stop_cause, stop_signals
+
         try:
-            return super().invoke(ctx)
+            with stop_signals():
+                return super().invoke(ctx)
         except FabricbenchError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+            _error(str(exc))
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt as exc:  # before any run was created
+            cause = stop_cause(exc)
+            _error(f"interrupted by {cause.name}")
+            ctx.exit(cause.exit_code)
+        except BrokenPipeError:  # `fabricbench runs --json | head`: the reader is gone; exit 1 quietly, as rich does
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            ctx.exit(1)
+        except OSError as exc:  # the machine said no (a full disk, a read-only folder): one line, not a traceback
+            where = f": {exc.filename}" if exc.filename else ""
+            _error(f"{exc.strerror or exc}{where}")
+            ctx.exit(1)
+
+
+def _error(message: str) -> None:
+    try:
+        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
+    except OSError:  # the terminal went away (SIGHUP)
+        pass
 
 
 @click.group(cls=FabricbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})

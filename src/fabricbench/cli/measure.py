@@ -83,14 +83,18 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @label_option
 @tag_option
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop and mark the run failed after this long.")
+@click.option("--watchdog", type=click.FloatRange(min=0), metavar="SECONDS",
+              help="Fail the run when the engine prints nothing for this long (default: derived from the plan, "
+              "minutes for large messages; 0: never; also FABRICBENCH_WATCHDOG).")
 @click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
 @click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, sizes, iterations, time_budget):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
-    Ctrl-C stops cleanly: the points measured so far are kept and the run is marked interrupted.
+    Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
+    marked interrupted and the exit status is 128 + the signal (130, 143, 129).
     """
     tag_map = parse_tags(tags)
     chosen = make_launcher(launcher, build_layout(np, hostfile, hosts, ppn, mpirun_args))
@@ -110,7 +114,8 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         console=console,
         transient=True,
     ) as progress:
-        outcome = measure(store, chosen, steps, label=label, tags=tag_map, timeout=timeout, observer=ProgressObserver(progress))
+        outcome = measure(store, chosen, steps, label=label, tags=tag_map, timeout=timeout, observer=ProgressObserver(progress),
+                          watchdog=watchdog)
     console.print(
         f"run [bold]{outcome.run.id}[/] complete: {outcome.points} points from {len(steps)} benchmarks "
         f"on {chosen.layout.np} ranks, stored in {store.where}",

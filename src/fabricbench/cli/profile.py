@@ -32,10 +32,12 @@ def profile(state, label, tags, timeout, keep, command):
     from fabricbench.analysis.profile import summarize
     from fabricbench.workflows.profile import run_profiled
     from fabricbench.importers.fbprofile import store_profile
+    from fabricbench.launch.procs import guard
 
     tag_map = parse_tags(tags)
     store = state.store  # open (and check) the database before spending time on the program
     with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
+        guard().remove_on_death(tmp)  # also when fabricbench is SIGKILLed while the program runs
         path = Path(keep).resolve() if keep else Path(tmp) / "profile.json"
         rc, data, reason = run_profiled(list(command), path, timeout=timeout)
     if data is None:

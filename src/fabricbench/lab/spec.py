@@ -35,11 +35,21 @@ IFNAMSIZ = 15  # longest Linux interface name
 
 
 def lab_name(name: Optional[str] = None) -> str:
-    """The lab's name: the argument, else $FABRICBENCH_LAB, else 'fbl'; validated."""
-    chosen = name or os.environ.get("FABRICBENCH_LAB") or DEFAULT_NAME
+    """The lab's name: the argument, else $FABRICBENCH_LAB, else 'fbl'; validated.
+
+    An empty name (``--name ''``, ``FABRICBENCH_LAB=``) is an error, never the default lab:
+    ``lab down --name ''`` must not tear down the lab of someone who uses the default.
+    """
+    if name is not None:
+        chosen, source = name, "lab name"
+    elif "FABRICBENCH_LAB" in os.environ:
+        chosen, source = os.environ["FABRICBENCH_LAB"], "FABRICBENCH_LAB"
+    else:
+        chosen, source = DEFAULT_NAME, "lab name"
     if not _NAME_RE.match(chosen):
+        what = f"the {source} is empty" if not chosen else f"bad {source} {chosen!r}"
         raise LabError(
-            f"bad lab name '{chosen}': use 1 to 8 lower-case letters and digits, starting with a letter "
+            f"{what}: use 1 to 8 lower-case letters and digits, starting with a letter "
             "(it prefixes every namespace and interface the lab makes, and interface names are at most 15 characters)"
         )
     return chosen

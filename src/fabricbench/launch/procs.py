@@ -2,38 +2,77 @@
 
 The command (mpirun and its ranks) starts in a session of its own, so a Ctrl-C at the
 terminal reaches fabricbench only and fabricbench decides how to stop the job. Stopping
-sends SIGTERM to the whole tree (mpirun forwards it to remote ranks), waits, then
-SIGKILLs whatever is left, found through /proc, so no rank is orphaned.
+sends SIGTERM (and SIGCONT, for a stopped rank) to the whole job, waits, then SIGKILLs
+whatever is left. "The whole job" is the command's process tree, its session, and every
+process that carries the job's mark in its environment (FABRICBENCH_JOB=<token>): ranks
+that moved to sessions of their own, and daemons (the lab's orted) that a launcher
+started through an rsh agent, inherit the mark.
+
+When fabricbench itself dies without stopping its jobs (SIGKILL, the OOM killer), two
+things take the jobs down within seconds:
+  - the command's parent-death signal (prctl PR_SET_PDEATHSIG): SIGTERM to mpirun,
+    which then stops its ranks, also on remote hosts;
+  - the guard: one small process per fabricbench process (this file run as a script, in
+    a session of its own so a signal to the terminal's process group spares it), told
+    each job's pid and mark on a pipe. When the pipe closes without the job having
+    been stopped, fabricbench is gone: the guard stops the job as above and removes
+    the temporary folders it was told about.
+
+Signals: `stop_signals()` turns SIGINT, SIGTERM and SIGHUP into `Stopped`, a
+KeyboardInterrupt that knows its signal (exit status 128 + signal: 130, 143, 129).
 """
 from __future__ import annotations
 
+import ctypes
+import itertools
 import os
 import queue
+import shutil
 import signal
+import socket
+import stat
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
-from typing import IO, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from contextlib import contextmanager
+from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 STOP_GRACE_S = 5.0
+GUARD_GRACE_S = 3.0  # what the guard gives a job between SIGTERM and SIGKILL once fabricbench is gone
 INHERIT = "inherit"  # a Job's stdout/stderr: this process's own, neither read nor redirected
+MARK = "FABRICBENCH_JOB"  # environment variable that marks every process of a job
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PR_SET_PDEATHSIG = 1
+
+try:
+    _libc: Optional[ctypes.CDLL] = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not Linux: no parent-death signal, the guard still works
+    _libc = None
+
+
+def _stat_fields(pid: int) -> Optional[List[str]]:
+    """The fields of /proc/PID/stat after the command name (state is [0], ppid [1], starttime [19])."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses; fields resume after the last ')'.
+    return stat[stat.rfind(")") + 2 :].split()
+
+
+def _pids() -> List[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
 
 
 def _children_map() -> Dict[int, List[int]]:
     children: Dict[int, List[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        # The command name may contain spaces and parentheses; fields resume after the last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(entry))
+    for pid in _pids():
+        fields = _stat_fields(pid)
+        if fields and len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(pid)
     return children
 
 
@@ -48,18 +87,85 @@ def process_tree(pid: int) -> List[int]:
     return tree
 
 
-def _signal_all(pids: Sequence[int], sig: int) -> None:
+def is_alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting to be reaped."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] not in ("Z", "X")
+
+
+def _signal_all(pids: Iterable[int], sig: int) -> None:
+    me = os.getpid()
     for p in pids:
+        if p == me:
+            continue
         try:
             os.kill(p, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
 
+def session_members(sid: int) -> List[int]:
+    """Processes still in session `sid` (the job's own session, started by Job)."""
+    members = []
+    for pid in _pids():
+        if pid == os.getpid():
+            continue
+        try:
+            if os.getsid(pid) == sid:
+                members.append(pid)
+        except (ProcessLookupError, PermissionError):
+            continue
+    return members
+
+
+def marked(token: str) -> List[int]:
+    """Processes whose environment carries the job mark FABRICBENCH_JOB=token (readable ones: ours)."""
+    want = f"{MARK}={token}".encode()
+    found = []
+    for pid in _pids():
+        if pid == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                env = fh.read()
+        except OSError:
+            continue
+        if want in env.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def job_members(pid: int, token: Optional[str], tree: bool = False) -> Set[int]:
+    """Every live process of the job whose command has pid `pid`: its session, its marked
+    processes and (tree=True, only while the command itself has not been reaped: a reaped pid
+    may be reused) the command's process tree."""
+    members = set(session_members(pid))
+    if tree:
+        members |= set(process_tree(pid))
+    if token:
+        members |= set(marked(token))
+    return {p for p in members if is_alive(p)}
+
+
 def _stream(given):
     if given is None:
         return subprocess.PIPE
     return None if given == INHERIT else given
+
+
+def _parent_death_signal(parent: int) -> Callable[[], None]:
+    """A preexec_fn: SIGTERM this child when the thread that started it (fabricbench's main thread) dies."""
+
+    def preexec() -> None:
+        if _libc is not None:
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # fabricbench died before the prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
+_tokens = itertools.count(1)
 
 
 class Job:
@@ -69,21 +175,30 @@ class Job:
     ``stdout``/``stderr`` may instead be open files the command writes to directly (or
     ``INHERIT``: this process's own), and
     ``echo_stderr`` a callable that also receives every stderr line as it arrives (a tee).
+    The job is marked, guarded and, when started from the main thread, gets a
+    parent-death signal (see the module docstring).
     """
 
     def __init__(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
                  stdout: Optional[IO] = None, stderr: Optional[IO] = None,
                  echo_stderr: Optional[Callable[[str], None]] = None, stderr_limit: Optional[int] = None):
         self.argv = list(argv)
+        self.token = f"{socket.gethostname()}:{os.getpid()}:{next(_tokens)}:{time.time_ns()}"
+        environ = dict(os.environ if env is None else env)
+        environ[MARK] = self.token
+        # A parent-death signal follows the thread that forked; only the main thread lives as long as we do.
+        main_thread = threading.current_thread() is threading.main_thread()
         self.proc = subprocess.Popen(
             self.argv,
             stdin=subprocess.DEVNULL,
             stdout=_stream(stdout),
             stderr=_stream(stderr),
-            env=env,
+            env=environ,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=_parent_death_signal(os.getpid()) if main_thread else None,
         )
+        guard().watch(self.proc.pid, self.token)
         self._lines: "queue.Queue[Optional[str]]" = queue.Queue()
         self._stderr: "deque[str]" = deque(maxlen=stderr_limit)
         self._echo = echo_stderr
@@ -122,22 +237,35 @@ class Job:
                 except (ValueError, OSError):
                     pass
 
-    def lines(self, deadline: Optional[float] = None) -> Iterator[str]:
-        """stdout lines until the command closes it; raises TimeoutError past `deadline` (time.monotonic)."""
+    def lines(self, deadline: Optional[float] = None, silence: Optional[Callable[[], float]] = None) -> Iterator[str]:
+        """stdout lines until the command closes it.
+
+        Raises TimeoutError past `deadline` (time.monotonic), and Silent when the command
+        printed nothing for `silence()` seconds (asked again after every line).
+        """
+        allowed = silence() if silence is not None else None
+        last = time.monotonic()
         while True:
             timeout = 0.2
+            now = time.monotonic()
             if deadline is not None:
-                left = deadline - time.monotonic()
+                left = deadline - now
                 if left <= 0:
                     raise TimeoutError
                 timeout = min(timeout, left)
+            if allowed is not None and now - last >= allowed:
+                raise Silent(now - last)
             try:
                 line = self._lines.get(timeout=timeout)
             except queue.Empty:
                 continue
             if line is None:
                 return
+            last = time.monotonic()
             yield line
+            if silence is not None:
+                allowed = silence()
+                last = time.monotonic()
 
     def wait(self, timeout: Optional[float] = None) -> int:
         """The exit status; subprocess.TimeoutExpired past `timeout` (the job keeps running)."""
@@ -150,47 +278,63 @@ class Job:
     def stderr(self) -> str:
         return "".join(self._stderr)
 
+    def stopped(self) -> List[str]:
+        """Processes of the job that are stopped (state T: SIGSTOP, a debugger), as 'PID (NAME)'."""
+        found = []
+        for pid in sorted(job_members(self.proc.pid, self.token, tree=self.proc.poll() is None)):
+            fields = _stat_fields(pid)
+            if fields and fields[0] in ("T", "t"):
+                try:
+                    with open(f"/proc/{pid}/comm") as fh:
+                        found.append(f"{pid} ({fh.read().strip()})")
+                except OSError:
+                    found.append(str(pid))
+        return found
+
     def stop(self) -> None:
         """Stop the command and every process it started; idempotent."""
-        stop_tree(self.proc)
+        stop_tree(self.proc, token=self.token)
+        guard().forget(self.proc.pid)
         for t in self._threads:
             t.join(timeout=2)
 
 
-def stop_tree(proc: "subprocess.Popen", grace: float = STOP_GRACE_S) -> None:
-    """Stop a command started with start_new_session=True and every process it started.
+class Silent(Exception):
+    """A job printed nothing for longer than it was allowed (Job.lines' `silence`)."""
 
-    SIGTERM to the whole tree (mpirun forwards it to remote ranks), a grace period, then
-    SIGKILL to what is left, including ranks that moved to process groups of their own.
+    def __init__(self, seconds: float):
+        super().__init__(f"no output for {seconds:.0f} s")
+        self.seconds = seconds
+
+
+def _stop(pids: Set[int], find: Callable[[], Set[int]], grace: float, done: Callable[[], bool]) -> None:
+    """SIGTERM (and SIGCONT, so a stopped process can act on it) to `pids`; SIGKILL what `find` still sees after `grace`."""
+    _signal_all(pids, signal.SIGTERM)
+    _signal_all(pids, signal.SIGCONT)
+    end = time.monotonic() + grace
+    while time.monotonic() < end and not done():
+        time.sleep(0.1)
+    _signal_all(pids | find(), signal.SIGKILL)
+
+
+def stop_tree(proc: "subprocess.Popen", grace: float = STOP_GRACE_S, token: Optional[str] = None) -> None:
+    """Stop a command started with start_new_session=True and every process of its job.
+
+    SIGTERM to the whole job (mpirun forwards it to remote ranks), a grace period, then
+    SIGKILL to what is left, including ranks that moved to process groups or sessions of
+    their own and daemons that carry the job's mark (`token`). A stop signal that arrives
+    meanwhile waits until the job is down.
     """
-    if proc.poll() is None:
-        tree = process_tree(proc.pid)
-        _signal_all(tree, signal.SIGTERM)
-        end = time.monotonic() + grace
-        while time.monotonic() < end and proc.poll() is None:
-            time.sleep(0.05)
-        leftovers = [p for p in process_tree(proc.pid) if p != proc.pid] if proc.poll() is None else []
-        _signal_all(set(tree) | set(leftovers), signal.SIGKILL)
-    # mpirun may have exited while ranks it started linger; they kept its session id.
-    _signal_all(session_members(proc.pid), signal.SIGKILL)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def session_members(sid: int) -> List[int]:
-    """Processes still in session `sid` (the job's own session, started by Job)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
+    with signals_deferred():
+        if proc.poll() is None:
+            _stop(job_members(proc.pid, token, tree=True),
+                  lambda: job_members(proc.pid, token, tree=proc.poll() is None), grace, lambda: proc.poll() is not None)
+        # mpirun may have exited while ranks it started linger: they kept its session id or the mark.
+        _signal_all(job_members(proc.pid, token) - {proc.pid}, signal.SIGKILL)
         try:
-            if os.getsid(int(entry)) == sid:
-                members.append(int(entry))
-        except (ProcessLookupError, PermissionError):
-            continue
-    return members
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
 
 
 def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None) -> Tuple[int, str, str]:
@@ -227,3 +371,219 @@ def run_attached(argv: Sequence[str], env=None) -> int:
     """A command the user asked to run in the foreground (lab exec, lab mpirun): it shares the
     terminal, so Ctrl-C reaches it; returns its exit status."""
     return subprocess.run(list(argv), env=env).returncode
+
+
+# ---- the guard --------------------------------------------------------------------------------
+
+class Guard:
+    """This process's guard (see the module docstring): started on first use, told about jobs and folders."""
+
+    def __init__(self) -> None:
+        self._proc: Optional[subprocess.Popen] = None
+        self._lock = threading.Lock()
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                try:
+                    self._proc = subprocess.Popen(
+                        [sys.executable, "-I", os.path.abspath(__file__), "--guard", str(os.getpid())],
+                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                        start_new_session=True, close_fds=True)
+                except OSError:
+                    self._proc = None
+                    return
+            try:
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(line.encode() + b"\n")
+                self._proc.stdin.flush()
+            except (OSError, ValueError):
+                pass  # a guard that died protects nothing more; the job itself still runs
+
+    def watch(self, pid: int, token: str) -> None:
+        self._send(f"job {pid} {token}")
+
+    def forget(self, pid: int) -> None:
+        if self._proc is not None:
+            self._send(f"done {pid}")
+
+    def remove_on_death(self, path: str) -> None:
+        """Remove folder `path` if this process dies without removing it."""
+        self._send(f"path {os.path.abspath(path)}")
+
+
+_guard = Guard()
+
+
+def guard() -> Guard:
+    return _guard
+
+
+def _guard_main(parent: int) -> None:
+    """The guard's loop: read job registrations until the pipe closes, then stop what is left."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN)
+    jobs: Dict[int, str] = {}
+    paths: List[str] = []
+    for raw in sys.stdin.buffer:
+        word, _, rest = raw.decode(errors="replace").rstrip("\n").partition(" ")
+        if word == "job":
+            pid, _, token = rest.partition(" ")
+            jobs[int(pid)] = token
+        elif word == "done":
+            jobs.pop(int(rest), None)
+        elif word == "path":
+            paths.append(rest)
+    # The pipe closed: `parent` exited. Whatever it did not stop is stopped here.
+    for pid, token in jobs.items():
+        members = job_members(pid, token)
+        if members:
+            _stop(members, lambda: job_members(pid, token), GUARD_GRACE_S, lambda: not job_members(pid, token))
+    for path in paths:
+        if os.path.basename(path).startswith("fabricbench-"):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+# ---- signals ----------------------------------------------------------------------------------
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP arrived; raised where fabricbench was, like Ctrl-C's KeyboardInterrupt."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def stop_cause(exc: BaseException) -> Stopped:
+    """A Stopped for any KeyboardInterrupt (a plain one is SIGINT's)."""
+    return exc if isinstance(exc, Stopped) else Stopped(signal.SIGINT)
+
+
+class _SignalState:
+    """What stop_signals' handler knows: whether it raised already, and a signal held back meanwhile."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.raised = False
+        self.deferring = 0
+        self.pending: Optional[int] = None
+
+    def handler(self, signum, _frame) -> None:
+        if signum == signal.SIGHUP:
+            _leave_terminal()
+        if self.raised:
+            return
+        if self.deferring:
+            self.pending = self.pending or signum
+            return
+        self.raised = True
+        raise Stopped(signum)
+
+    def deliver(self) -> None:
+        if self.pending is not None and not self.deferring and not self.raised:
+            signum, self.pending = self.pending, None
+            self.raised = True
+            raise Stopped(signum)
+
+
+_signals = _SignalState()
+
+
+def _leave_terminal() -> None:
+    """After a hang-up the terminal only answers EIO: stdout and stderr that were a terminal go to /dev/null,
+    so that stopping the job and recording the run are not cut short by a failed write."""
+    null = None
+    for fd in (1, 2):
+        try:
+            if stat.S_ISCHR(os.fstat(fd).st_mode):
+                null = os.open(os.devnull, os.O_WRONLY) if null is None else null
+                os.dup2(null, fd)
+        except OSError:
+            pass
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """Within: SIGINT, SIGTERM and SIGHUP raise Stopped once; later ones are ignored while fabricbench stops."""
+    if threading.current_thread() is not threading.main_thread() or _signals.active:
+        yield
+        return
+    before = {sig: signal.signal(sig, _signals.handler) for sig in STOP_SIGNALS}
+    _signals.__init__()
+    _signals.active = True
+    try:
+        yield
+    finally:
+        _signals.active = False
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within: a stop signal is held back (a job's stop, a run's final write are not cut in half) and
+    raised as Stopped when the block ends without an error of its own."""
+    _signals.deferring += 1
+    try:
+        yield
+    finally:
+        _signals.deferring -= 1
+    _signals.deliver()
+
+
+# ---- who owns a run ---------------------------------------------------------------------------
+
+def _boot_id() -> Optional[str]:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _pid_namespace() -> Optional[str]:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def process_identity(pid: Optional[int] = None) -> Dict[str, object]:
+    """What identifies a process across pid reuse: host, boot, pid namespace, pid and its start time
+    (clock ticks after boot)."""
+    pid = os.getpid() if pid is None else pid
+    fields = _stat_fields(pid)
+    return {"host": socket.gethostname(), "boot_id": _boot_id(), "pid_ns": _pid_namespace(), "pid": pid,
+            "start": int(fields[19]) if fields and len(fields) > 19 else None}
+
+
+def still_running(identity: Dict[str, object]) -> Optional[bool]:
+    """Is the process `identity` describes still running? None when this process cannot tell
+    (another host, or a container with other pids under the same host name)."""
+    if not isinstance(identity, dict) or identity.get("host") != socket.gethostname():
+        return None
+    if identity.get("pid_ns") and identity.get("pid_ns") != _pid_namespace():
+        return None
+    boot = _boot_id()
+    if identity.get("boot_id") and boot and identity["boot_id"] != boot:
+        return False  # the machine rebooted since
+    pid = identity.get("pid")
+    if not isinstance(pid, int):
+        return None
+    fields = _stat_fields(pid)
+    if not fields or fields[0] in ("Z", "X"):
+        return False
+    start = identity.get("start")
+    return start is None or len(fields) <= 19 or int(fields[19]) == start
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--guard"]:
+    _guard_main(int(sys.argv[2]))

@@ -4,12 +4,21 @@ Every write is its own transaction, so a run killed at any moment leaves the poi
 measured and a consistent database. SQLite (the default) runs in WAL mode; writers take
 the write lock when their transaction begins (BEGIN IMMEDIATE) and wait for each other
 instead of failing, so several `fabricbench run` processes can share one file.
+
+A SQLite file that cannot be written (a read-only file, folder or file system) is opened
+for reading only (``mode=ro``, else ``immutable=1``, which reads the main file as it is):
+listing, showing and exporting work, and a write says in one line that the database is
+read-only. A URL whose database kind or driver is missing is one line that says what to
+install; so is every driver error (a full disk, a lost server).
 """
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.util
 import json
 import os
+import re
+import sqlite3
 import uuid as _uuid
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
@@ -49,15 +58,75 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _sqlite_engine(url: str, immediate: bool) -> Engine:
-    engine = sa.create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+# What to pip install for a SQLAlchemy driver module that is missing.
+DRIVER_PACKAGES = {"psycopg2": "psycopg2-binary (or: pip install 'fabricbench[postgres]')", "psycopg": "psycopg[binary]",
+                   "pg8000": "pg8000", "asyncpg": "asyncpg", "MySQLdb": "mysqlclient", "pymysql": "pymysql",
+                   "cx_Oracle": "cx_Oracle", "oracledb": "oracledb", "pyodbc": "pyodbc"}
+
+
+def shown_url(url: str) -> str:
+    """A URL as messages show it: without its password, also when SQLAlchemy cannot parse it."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def _with_driver(url: str) -> str:
+    """postgresql://... with the driver that is installed: SQLAlchemy's default (psycopg 3) or the
+    psycopg2 that fabricbench[postgres] installs; psycopg2 is named when neither is."""
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme == "postgresql" and importlib.util.find_spec("psycopg") is None:
+        return f"postgresql+psycopg2://{rest}"
+    return url
+
+
+def _create_engine(url: str, **kwargs) -> Engine:
+    """sa.create_engine, with a missing dialect or driver turned into one line that says what to install."""
+    try:
+        return sa.create_engine(_with_driver(url), **kwargs)
+    except sa.exc.NoSuchModuleError:
+        scheme = url.split("://", 1)[0]
+        raise StoreError(f"database URL {shown_url(url)}: unknown database kind '{scheme}'; give a SQLite file path, "
+                         "a sqlite:///PATH URL or a postgresql://USER@HOST/DB URL") from None
+    except ImportError as exc:
+        module = (exc.name or str(exc)).split(".")[0]
+        package = DRIVER_PACKAGES.get(module, module)
+        raise StoreError(f"database URL {shown_url(url)} needs the Python driver '{module}', which is not installed: "
+                         f"pip install {package}") from None
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise StoreError(f"database URL {shown_url(url)} cannot be used: {detail}") from None
+
+
+def _read_only_connection(path: Path) -> "sqlite3.Connection":
+    """A connection that never writes: mode=ro, else immutable=1 (a read-only file system holds no -shm file)."""
+    last: Optional[Exception] = None
+    for flags in ("mode=ro", "immutable=1"):
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=False)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
+def _sqlite_engine(url: str, immediate: bool, read_only_path: Optional[Path] = None) -> Engine:
+    if read_only_path is not None:
+        engine = _create_engine("sqlite://", creator=lambda: _read_only_connection(read_only_path))
+    else:
+        engine = _create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.isolation_level = None  # transactions are begun below, not by pysqlite
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA journal_mode=WAL")
+        if read_only_path is None:
+            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
 
@@ -74,14 +143,24 @@ class Store:
     def __init__(self, url: str):
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
+        self.read_only: Optional[str] = None  # why this database can only be read, when it can only be read
         if self.is_sqlite:
             path = self.path
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = _sqlite_engine(url, immediate=True)
-            self._reader = _sqlite_engine(url, immediate=False)
+                self.read_only = _why_read_only(path)
+                if self.read_only is None:
+                    try:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                    except OSError as exc:
+                        raise StoreError(f"cannot create the folder of database {path}: "
+                                         f"{exc.strerror or exc}") from None
+            if self.read_only is not None:
+                self._writer = self._reader = _sqlite_engine(url, immediate=False, read_only_path=path)
+            else:
+                self._writer = _sqlite_engine(url, immediate=True)
+                self._reader = _sqlite_engine(url, immediate=False)
         else:
-            self._writer = self._reader = sa.create_engine(url, pool_pre_ping=True)
+            self._writer = self._reader = _create_engine(url, pool_pre_ping=True)
 
     # -- opening, versions, migrations -------------------------------------------------
 
@@ -132,6 +211,8 @@ class Store:
                 migrations.migrate(conn, version)
 
     def _write(self):
+        if self.read_only is not None:
+            raise StoreError(f"database {self.where} is read-only ({self.read_only}): it can be read, not written")
         return _Guarded(self, self._writer.begin())
 
     def _read(self):
@@ -192,15 +273,16 @@ class Store:
         with self._write() as conn:
             conn.execute(schema.runs.update().where(schema.runs.c.id == run_id).values(**fields))
 
-    def finish_run(self, run_id: int, status: str, message: Optional[str] = None) -> None:
+    def finish_run(self, run_id: int, status: str, message: Optional[str] = None, only_if_running: bool = False) -> bool:
+        """Record a run's end; with only_if_running, only if it is still `running`. Whether it was changed."""
         if status not in RUN_STATUSES:
             raise ValueError(f"status must be one of {RUN_STATUSES}")
+        r = schema.runs
+        stmt = r.update().where(r.c.id == run_id)
+        if only_if_running:
+            stmt = stmt.where(r.c.status == "running")
         with self._write() as conn:
-            conn.execute(
-                schema.runs.update()
-                .where(schema.runs.c.id == run_id)
-                .values(status=status, message=message, finished=now())
-            )
+            return conn.execute(stmt.values(status=status, message=message, finished=now())).rowcount > 0
 
     def save_run(
         self,
@@ -288,12 +370,15 @@ class Store:
         return _run_from_row(row)
 
     def list_runs(
-        self, kind: Optional[str] = None, tags: Optional[Dict[str, str]] = None, limit: Optional[int] = None
+        self, kind: Optional[str] = None, tags: Optional[Dict[str, str]] = None, limit: Optional[int] = None,
+        status: Optional[str] = None,
     ) -> List[Run]:
         r = schema.runs
         stmt = sa.select(r).order_by(r.c.id)
         if kind:
             stmt = stmt.where(r.c.kind == kind)
+        if status:
+            stmt = stmt.where(r.c.status == status)
         with self._read() as conn:
             found = [_run_from_row(row) for row in conn.execute(stmt)]
         if tags:
@@ -428,10 +513,16 @@ class _ErrorTranslation:
 
     def __exit__(self, exc_type, exc, tb):
         if exc is not None and isinstance(exc, sa.exc.DBAPIError):
-            detail = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
+            lines = str(getattr(exc, "orig", exc)).strip().splitlines()
+            detail = lines[0] if lines else type(exc).__name__
+            where = self.store.where
             if "not a database" in detail or "malformed" in detail:
-                raise StoreError(f"{self.store.where} is not a readable fabricbench database ({detail})") from None
-            raise StoreError(f"database {self.store.where}: {detail}") from None
+                raise StoreError(f"{where} is not a readable fabricbench database ({detail})") from None
+            if "disk is full" in detail or "No space left" in detail:
+                raise StoreError(f"cannot write to database {where}: the disk is full") from None
+            if "readonly database" in detail or "read-only" in detail:
+                raise StoreError(f"cannot write to database {where}: it is read-only") from None
+            raise StoreError(f"database {where}: {detail}") from None
         return False
 
 
@@ -457,6 +548,25 @@ class _Guarded:
             raise
         self.translation.__exit__(exc_type, exc, tb)
         return suppressed
+
+
+def _why_read_only(path: Path) -> Optional[str]:
+    """Why the SQLite file `path` (or its folder, where SQLite keeps -wal and -shm files) cannot be written;
+    None if it can, or if it does not exist yet (StoreError when it cannot be made there)."""
+    folder = path.parent
+    why = None
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            why = "read-only file system"
+    except OSError:
+        return None  # no folder yet: Store makes it
+    if why is None and path.exists() and not os.access(path, os.W_OK):
+        why = "the file is not writable"
+    if why is None and not os.access(folder, os.W_OK | os.X_OK):
+        why = f"its folder {folder} is not writable"
+    if why is not None and not path.exists():
+        raise StoreError(f"no database at {path}, and none can be made there ({why})")
+    return why
 
 
 def open_db(url: Optional[str] = None, migrate: bool = False) -> Store:

@@ -2,8 +2,10 @@
 
 Each step is one ``fabricbench-mpi BENCHMARK`` launch whose JSON Lines records become
 points of one run (``workflows.session``): the run ends ``complete``, ``failed`` (a dead
-rank, a timeout, an engine error: the message names benchmark, message size and, when
-known, rank and host) or ``interrupted`` (Ctrl-C). Points measured before a failure stay.
+rank, a timeout, an engine silent for longer than the watchdog allows
+(``workflows.watchdog``), an engine error: the message names benchmark, message size
+and, when known, rank and host) or ``interrupted`` (Ctrl-C, SIGTERM, SIGHUP). Points
+measured before a failure stay.
 """
 from __future__ import annotations
 
@@ -14,12 +16,13 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.launch import Launcher
 from fabricbench.launch.failure import explain_failure
-from fabricbench.launch.procs import Job
+from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import Measurement, Run, Store
 from fabricbench.suite import Step
 from fabricbench.workflows.hosts import collect_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
+from fabricbench.workflows.watchdog import Watchdog, fixed_limit
 
 __all__ = ["Observer", "Outcome", "RunFailed", "RunInterrupted", "measure", "engine_records", "EngineOutputError"]
 
@@ -52,9 +55,14 @@ def measure(
     command: Optional[str] = None,
     kind: str = "benchmark",
     extra_provenance: Optional[Dict[str, Any]] = None,
+    watchdog: Optional[float] = None,
 ) -> Outcome:
-    """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end."""
+    """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end.
+
+    `watchdog`: seconds of engine silence that fail the run (0: never); None derives them from
+    each step's plan (see workflows.watchdog), or takes $FABRICBENCH_WATCHDOG."""
     observer = observer or Observer()
+    fixed = fixed_limit(watchdog)
     deadline = time.monotonic() + timeout if timeout else None
     observer.provenance_started()
     info = collect_provenance(launcher, timeout=min(timeout or 120.0, 120.0))
@@ -62,8 +70,9 @@ def measure(
     with Session(store, kind=kind, label=label, tags=tags, command=command,
                  provenance=provenance | dict(extra_provenance or {}), ranks=info["run"]["ranks"]) as session:
         session.add_hosts(info["hosts"])
+        ranks = info["run"]["ranks"] or launcher.layout.np or 2
         for index, step in enumerate(steps):
-            _run_step(session, launcher, step, index, len(steps), deadline, observer)
+            _run_step(session, launcher, step, index, len(steps), deadline, observer, Watchdog(step, ranks, fixed))
     return Outcome(run=session.run, points=session.points, status=session.status, message=session.message)
 
 
@@ -71,9 +80,11 @@ class EngineOutputError(RunFailed):
     """The engine printed something that is not a JSON Lines record."""
 
 
-def engine_records(job: Job, deadline: Optional[float], benchmark: str) -> Iterator[Dict[str, Any]]:
-    """The engine's records as they arrive; TimeoutError past `deadline`."""
-    for line in job.lines(deadline=deadline):
+def engine_records(job: Job, deadline: Optional[float], benchmark: str,
+                   watchdog: Optional[Watchdog] = None) -> Iterator[Dict[str, Any]]:
+    """The engine's records as they arrive; TimeoutError past `deadline`, Silent past the watchdog."""
+    silence = watchdog.allowed if watchdog is not None and watchdog.enabled else None
+    for line in job.lines(deadline=deadline, silence=silence):
         line = line.strip()
         if not line:
             continue
@@ -84,13 +95,13 @@ def engine_records(job: Job, deadline: Optional[float], benchmark: str) -> Itera
 
 
 def _run_step(session: Session, launcher: Launcher, step: Step, index: int, total: int,
-              deadline: Optional[float], observer: Observer) -> None:
+              deadline: Optional[float], observer: Observer, watchdog: Watchdog) -> None:
     argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
     try:
-        for rec in engine_records(job, deadline, step.benchmark):
+        for rec in engine_records(job, deadline, step.benchmark, watchdog):
             kind = rec.get("record")
             if kind == "run":
                 observer.step_started(index, total, step, rec.get("points_planned"))
@@ -102,10 +113,19 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
                 observer.point(step, m, done)
             elif kind == "end":
                 ended = True
+            watchdog.saw(last_size)
         rc = job.wait(timeout=30)
     except TimeoutError:
         job.stop()
         raise RunFailed(f"{step.benchmark} exceeded the run's --timeout {_where(planned_sizes, last_size, done)}") from None
+    except Silent as quiet:
+        stopped = job.stopped()
+        job.stop()
+        cause = (f"process {', '.join(map(str, stopped))} of the job was stopped (SIGSTOP or a debugger)" if stopped
+                 else "a rank may be hung, swapped out or waiting for a peer that is")
+        raise RunFailed(f"{step.benchmark} printed nothing for {quiet.seconds:.0f} s "
+                        f"{_where(planned_sizes, last_size, done)}: {cause}; the watchdog ended it "
+                        "(--watchdog SECONDS or FABRICBENCH_WATCHDOG allows longer, 0 never stops)") from None
     finally:
         job.stop()
         session.flush()

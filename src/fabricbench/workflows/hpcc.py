@@ -27,10 +27,10 @@ from fabricbench.workflows.cpu_peak import CpuPeak, detect_peak, given_peak
 from fabricbench.importers import ImportFormatError, ParsedRun, Source
 from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
-from fabricbench.launch.procs import Job
+from fabricbench.launch.procs import Job, stop_cause
 from fabricbench.store.records import Measurement, Run
 from fabricbench.workflows.hosts import gather_hosts
-from fabricbench.workflows.session import Session
+from fabricbench.workflows.session import RunInterrupted, Session
 
 OUTPUT = "hpccoutf.txt"
 INPUT = "hpccinf.txt"
@@ -144,7 +144,7 @@ def run_hpcc(
         echo(f"run {run.id}: {command}  (in {work}; N={the_plan.n} NB={the_plan.nb} grid {the_plan.p}x{the_plan.q})")
 
         returncode: Optional[int] = None
-        interrupted = False
+        interrupted: Optional[KeyboardInterrupt] = None
         failure: Optional[str] = None
         out_path, err_path = work / "hpcc.stdout", work / "hpcc.stderr"
         with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
@@ -158,9 +158,9 @@ def run_hpcc(
                     returncode = job.wait(timeout=timeout)
                 except subprocess.TimeoutExpired:
                     failure = f"HPCC did not finish within {timeout:g} s and was stopped"
-                except KeyboardInterrupt:
-                    interrupted = True
-                    failure = "interrupted"
+                except KeyboardInterrupt as exc:
+                    interrupted = exc
+                    failure = f"interrupted by {stop_cause(exc).name}"
                 finally:
                     job.stop()
                     returncode = job.returncode if returncode is None else returncode
@@ -193,7 +193,7 @@ def run_hpcc(
         values = hpcc_values(measurements)
         hpl = values.get("HPL_Tflops")
         pct = percent_of_peak(hpl, peak.gflops if peak else None)
-        status = "interrupted" if interrupted else ("failed" if failure else "complete")
+        status = "interrupted" if interrupted is not None else ("failed" if failure else "complete")
         message = None
         if failure:
             message = f"{failure}; kept {len(measurements)} results from {OUTPUT}" if measurements else failure
@@ -202,8 +202,10 @@ def run_hpcc(
                         peak=peak, hpl_gflops=hpl, percent_of_peak=pct, returncode=returncode, message=message,
                         rows=hpcc_table([(run.name, measurements)]) if measurements else [],
                         warnings=list(parsed.warnings) if parsed else [])
-    if interrupted:
-        raise KeyboardInterrupt
+    if interrupted is not None:
+        cause = stop_cause(interrupted)
+        raise RunInterrupted(f"run {run.id} interrupted by {cause.name}; its {len(measurements)} results are kept "
+                             f"(files in {work})", exit_code=cause.exit_code)
     if failure:
         raise HpccError(f"{message} (run {run.id} marked {status}; files in {work})")
     return result

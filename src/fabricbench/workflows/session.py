@@ -4,12 +4,20 @@
         s.add_hosts(facts)
         s.add(measurement)          # batched: committed every half second or 256 points
         s.note("...")               # the run's message when it ends complete
-    # -> complete; KeyboardInterrupt -> interrupted (RunInterrupted raised);
-    #    RunFailed -> failed (re-raised with the points kept); any other error -> failed
+    # -> complete; KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP: launch.procs.Stopped) ->
+    #    interrupted (RunInterrupted raised, exit status 128 + signal); RunFailed -> failed
+    #    (re-raised with the points kept); any other error -> failed
 
 The run is created (status ``running``) when the session opens, so whatever ends the
 process later still leaves a row that says what happened; points measured before a
 failure stay. ``finish_run`` is called here and nowhere else.
+
+The run's provenance names its owner (host, boot, pid and the pid's start time). A run
+still ``running`` whose owner no longer exists (SIGKILL, the OOM killer, a power cut) is
+marked failed by ``recover_abandoned`` when the database is next opened. When the
+database itself fails (a full disk, a read-only file), the run is marked failed if the
+database still takes that write, else left to that recovery; either way the error is
+one line that says how many points are kept.
 """
 from __future__ import annotations
 
@@ -20,7 +28,11 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError
-from fabricbench.store import Host, Measurement, Run, Store
+from fabricbench.launch.procs import process_identity, signals_deferred, still_running, stop_cause
+from fabricbench.store import Host, Measurement, Run, Store, StoreError
+
+OWNER = "owner"  # the provenance key naming the process that records the run
+ABANDONED = "the fabricbench process ended without finishing the run"
 
 
 class RunFailed(FabricbenchError):
@@ -28,7 +40,11 @@ class RunFailed(FabricbenchError):
 
 
 class RunInterrupted(FabricbenchError):
-    exit_code = 130
+    """The run was stopped by a signal; exit status 128 + the signal (Ctrl-C: 130, SIGTERM: 143, SIGHUP: 129)."""
+
+    def __init__(self, message: str, exit_code: int = 130):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class PendingPoints:
@@ -57,6 +73,11 @@ class PendingPoints:
         self.last = time.monotonic()
         return n
 
+    def drop(self) -> int:
+        """Forget what could not be stored; returns how many points that was."""
+        n, self.items = len(self.items), []
+        return n
+
 
 def command_line() -> str:
     return " ".join(shlex.quote(a) for a in sys.argv)
@@ -69,8 +90,9 @@ class Session:
                  command: Optional[str] = None, provenance: Optional[Dict[str, Any]] = None,
                  ranks: Optional[int] = None, unit: str = "points"):
         self.store = store
+        self.owner = process_identity()
         self.run: Run = store.create_run(kind=kind, label=label, tags=tags, command=command or command_line(),
-                                         provenance=provenance or {}, ranks=ranks)
+                                         provenance=dict(provenance or {}, **{OWNER: self.owner}), ranks=ranks)
         self.points = 0  # measurements committed so far
         self.done: Optional[int] = None  # what messages count, when not the measurements (repetitions)
         self.progress_total: Optional[int] = None  # "after 1 of 3 repetitions" when set
@@ -105,6 +127,8 @@ class Session:
         self.store.add_artifact(self.run.id, name, data)
 
     def update(self, **fields: Any) -> None:
+        if "provenance" in fields:  # the owner stays, whatever the workflow's own provenance says
+            fields["provenance"] = dict(fields["provenance"] or {}, **{OWNER: self.owner})
         self.store.update_run(self.run.id, **fields)
 
     def note(self, message: Optional[str]) -> None:
@@ -114,16 +138,25 @@ class Session:
     # -- ending ---------------------------------------------------------------------------
 
     def finish(self, status: str, message: Optional[str] = None) -> None:
-        """Record the run's end once; later calls are ignored."""
+        """Record the run's end once; later calls are ignored.
+
+        Raises StoreError when the database refuses the end (then the run stays
+        `running` until the next start's recovery marks it failed)."""
         if self._finished:
             return
         self._finished = True
-        try:
-            self.flush()
-        finally:
+        with signals_deferred():  # a signal now would cut the final write in half
+            try:
+                self.flush()
+            except StoreError as exc:
+                lost = self._pending.drop()
+                if status == "failed" and message:
+                    message = f"{message}; {lost} more points could not be stored"
+                else:
+                    status, message = "failed", f"{lost} points could not be stored: {exc}"
             self.store.finish_run(self.run.id, status, message)
-            self.run.status, self.run.message = status, message
-            self.status, self.message = status, message
+        self.run.status, self.run.message = status, message
+        self.status, self.message = status, message
 
     def _count(self, of: bool = False) -> str:
         """'12 points' (of=True: '1 of 3 repetitions'); kept=True: '12 measured points'."""
@@ -142,15 +175,46 @@ class Session:
         if exc_type is None:
             if self._finished:
                 return False
-            self.finish(self.status, self.message)
+            self._end(self.status, self.message)
             if self.status == "failed":
                 raise RunFailed(f"run {self.run.id} failed: {self.message}")
             return False
         if issubclass(exc_type, KeyboardInterrupt):
-            self.finish("interrupted", f"interrupted by the user after {self._count(of=True)}")
-            raise RunInterrupted(f"run {self.run.id} interrupted; its {self._count()} are kept") from None
-        if issubclass(exc_type, RunFailed):
-            self.finish("failed", str(exc))
+            cause = stop_cause(exc)
+            by = "the user (Ctrl-C)" if cause.name == "SIGINT" else cause.name
+            self._end("interrupted", f"interrupted by {by} after {self._count(of=True)}")
+            raise RunInterrupted(f"run {self.run.id} interrupted by {cause.name}; its {self._count()} are kept",
+                                 exit_code=cause.exit_code) from None
+        if issubclass(exc_type, (RunFailed, StoreError)):  # StoreError: a full disk, a read-only file under the run
+            self._end("failed", str(exc))
             raise RunFailed(f"run {self.run.id} failed: {exc}; {self._count()} are kept") from None
-        self.finish("failed", f"fabricbench error: {exc!r}")
+        what = str(exc) if isinstance(exc, FabricbenchError) else f"{exc_type.__name__}: {exc}"
+        self._end("failed", f"fabricbench error: {what}")
         return False
+
+    def _end(self, status: str, message: Optional[str]) -> None:
+        """finish(), or when the database refuses even that, one line saying the recovery will do it."""
+        try:
+            self.finish(status, message)
+        except StoreError as exc:
+            raise RunFailed(f"run {self.run.id} could not be ended ({exc}); its {self._count()} are kept and the "
+                            "next fabricbench command that opens this database marks it failed") from None
+
+
+def recover_abandoned(store: Store) -> List[int]:
+    """Mark failed the runs left `running` by a process of this host that no longer exists; their ids.
+
+    A run's owner is compared by pid and the pid's start time, so a reused pid does not keep
+    a dead run alive. Runs of other hosts, and runs without an owner, are left alone. A
+    read-only database is left as it is.
+    """
+    recovered = []
+    for run in store.list_runs(status="running"):
+        owner = (run.provenance or {}).get(OWNER)
+        if still_running(owner) is False:
+            try:
+                if store.finish_run(run.id, "failed", ABANDONED, only_if_running=True):
+                    recovered.append(run.id)
+            except StoreError:
+                break  # read-only or full: reading still works, the next start tries again
+    return recovered
