@@ -160,3 +160,28 @@ def test_bad_requests_get_one_clear_line(sim):
     assert out.returncode == 2 and "has no cable" in out.stderr
     out = fabric("route", "n1", "n2", check=False)
     assert out.returncode == 1 and "fabric scan --routes" in out.stderr
+
+
+def test_a_diagnostic_that_hangs_is_stopped_and_noted(sim):
+    from fabricbench.workflows.fabric import _clean_scratch, sim_diags
+
+    name, rundir, fabric = sim
+    fabric("sim", "up", "--hcas", "4", "--switches", "2")
+    diags = sim_diags(name)[0]
+    assert diags.run("iblinkinfo -S", ["iblinkinfo", "-S", "0x200000"], timeout=2) is None  # it hangs on ibsim
+    assert diags.problems == ["iblinkinfo -S 0x200000: timed out after 2 s"]
+    assert diags.outputs["iblinkinfo -S"]["error"] == "timed out after 2 s"
+    _clean_scratch(diags)
+    assert not list((rundir / name / "diag").glob("sys-*"))
+    daemons = json.loads((rundir / name / "state.json").read_text())["pids"]
+    assert sorted(processes_in(rundir)) == sorted(p[0] for p in daemons.values())
+
+
+@pytest.mark.skipif(os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband")),
+                    reason="this machine has InfiniBand ports: a scan would succeed")
+def test_without_a_fabric_the_check_cannot_run(cli):
+    out = cli("fabric", "check", "--json", check=False)
+    data = as_json(out)
+    assert out.returncode == 2 and data["exit_status"] == 2 and data["healthy"] is None
+    assert data["verdict"].startswith("COULD NOT RUN: could not discover the fabric: ibnetdiscover")
+    assert "fabric sim up" in data["error"] and "Traceback" not in out.stderr

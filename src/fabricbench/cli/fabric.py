@@ -307,6 +307,8 @@ def _report(run, snapshot, previous, thresholds, as_json) -> Dict[str, Any]:
 
 
 def show(run, report, previous_run=None) -> None:
+    from fabricbench.report.blocks import fmt_value
+
     colour = "bold green" if report.healthy else "bold red"
     console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
     snap = report.snapshot
@@ -343,7 +345,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("utilisation (%)" if unit == "%" else "data (bytes)", justify="right")
         table.add_column("detail", overflow="fold")
         for r in report.busiest:
-            table.add_row(r.port, r.peer or "-", f"{r.value:.3g}" if unit == "%" else f"{r.value:,.0f}", r.detail)
+            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else f"{r.value:,.0f}", r.detail)
         console.print(table)
     for note in report.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)

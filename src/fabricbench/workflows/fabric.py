@@ -37,6 +37,7 @@ from fabricbench.workflows.session import Session
 
 DISCOVERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S = 10.0
+QUERY_PARALLEL = 4  # per-port queries (smpquery, ibroute) in flight at once
 PREVIOUS_LOOKBACK = 50  # fabric runs searched for the previous snapshot of the same fabric
 IGNORED_STDERR = ("sim_connect: attached as client",)  # libumad2sim says hello on every call
 
@@ -84,6 +85,16 @@ class Diags:
         return record["stdout"]
 
 
+    def run_many(self, commands: Dict[Any, Tuple[str, Sequence[str]]]) -> Dict[Any, Optional[str]]:
+        """{key: (name, argv)} -> {key: stdout or None}, QUERY_PARALLEL at a time: a fabric has thousands of ports,
+        and each query mostly waits for its answer."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=QUERY_PARALLEL) as pool:
+            futures = {key: pool.submit(self.run, name, argv) for key, (name, argv) in commands.items()}
+            return {key: f.result() for key, f in futures.items()}
+
+
 def _stderr(text: str) -> str:
     return "".join(l for l in text.splitlines(keepends=True) if not any(s in l for s in IGNORED_STDERR))
 
@@ -99,15 +110,14 @@ def collect(diags: Diags, source: str, routes: bool = False, design: Optional[Di
     discovered = parse.parse_ibnetdiscover(text or "")
     if not discovered["nodes"]:
         why = diags.problems[-1] if diags.problems else "it found no nodes"
-        raise FabricCannotScan(f"could not discover the fabric: {why}")
+        hint = "" if source.startswith("sim:") else " (no InfiniBand port here? fabricbench fabric sim up, then --sim)"
+        raise FabricCannotScan(f"could not discover the fabric: {why}{hint}")
     links = parse.parse_iblinkinfo(diags.run("iblinkinfo", ["iblinkinfo", "--line"], timeout=DISCOVERY_TIMEOUT_S) or "")
     lids = {n["guid"]: n["lid"] for n in discovered["nodes"] if n["kind"] == "switch"}
-    portinfo: Dict[Tuple[str, int], Dict[str, Any]] = {}
-    for p in discovered["ports"]:
-        lid = lids.get(p["node"]) if p["node"] in lids else p.get("lid")
-        if lid:
-            out = diags.run(f"portinfo {p['node']} {p['port']}", ["smpquery", "portinfo", str(lid), str(p["port"])])
-            portinfo[(p["node"], p["port"])] = parse.parse_portinfo(out or "")
+    queries = {(p["node"], p["port"]): lids.get(p["node"]) if p["node"] in lids else p.get("lid") for p in discovered["ports"]}
+    portinfo = {key: parse.parse_portinfo(out or "") for key, out in diags.run_many(
+        {key: (f"portinfo {key[0]} {key[1]}", ["smpquery", "portinfo", str(lid), str(key[1])])
+         for key, lid in queries.items() if lid}).items()}
     sminfo = parse.parse_sminfo(diags.run("sminfo", ["sminfo"]) or "")
     smir = parse.parse_smir(diags.run("saquery SMIR", ["saquery", "SMIR"]) or "") if sminfo else []
     with tempfile.TemporaryDirectory(prefix="fabricbench-thresholds-") as tmp:
@@ -119,12 +129,8 @@ def collect(diags: Diags, source: str, routes: bool = False, design: Optional[Di
     counters_text = diags.run("ibqueryerrors --counters", ["ibqueryerrors", "--counters"], timeout=DISCOVERY_TIMEOUT_S)
     tables: Optional[Dict[str, Dict[int, int]]] = None
     if routes:
-        tables = {}
-        for guid, lid in lids.items():
-            if lid:
-                table = parse.parse_ibroute(diags.run(f"ibroute {guid}", ["ibroute", str(lid)]) or "")
-                if table["lft"]:
-                    tables[guid] = table["lft"]
+        dumps = diags.run_many({guid: (f"ibroute {guid}", ["ibroute", str(lid)]) for guid, lid in lids.items() if lid})
+        tables = {guid: lft for guid, lft in ((g, parse.parse_ibroute(out or "")["lft"]) for g, out in dumps.items()) if lft}
     return parse.assemble(
         taken=taken, source=source, discovered=discovered, links=links, portinfo=portinfo, sminfo=sminfo, smir=smir,
         errors=parse.parse_ibqueryerrors(errors_text) if errors_text is not None else None,

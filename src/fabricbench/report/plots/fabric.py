@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-import networkx as nx
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -59,6 +58,8 @@ def topology(snap: Snapshot, findings: Sequence[Any] = (), title: str = "", fmt:
              previous: Optional[Snapshot] = None) -> bytes:
     """The picture (see the module docstring). Cables of ``down`` findings are drawn dashed red, to
     nodes of the previous snapshot (drawn hollow) when they are gone from this one."""
+    import networkx as nx  # here, not at import: every report imports the section modules
+
     ghosts, ghost_leaf = _ghost_nodes(snap, findings, previous)
     layers = _layers(snap)
     layers.update({g: (2 if n.kind != "switch" else 1) for g, n in ghosts.items()})
