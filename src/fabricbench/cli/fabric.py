@@ -28,6 +28,8 @@ name_option = click.option("--name", "name", envvar="FABRICBENCH_SIM", metavar="
                            help="Simulation name (default fbf; also FABRICBENCH_SIM).")
 sim_option = click.option("--sim", "use_sim", is_flag=True,
                           help="Talk to the simulated fabric (fabric sim up) through LD_PRELOAD of libumad2sim.so.")
+timeout_option = click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
+                              help="Longest a diagnostic that walks the whole fabric may run (default 60; per-port queries 10).")
 design_options = [
     click.option("--width", "width", metavar="WIDTH", help="Expected width of every link (4x): narrower links are findings."),
     click.option("--speed", "speed", metavar="SPEED", help="Expected speed of every link (EDR): slower links are findings."),
@@ -197,11 +199,12 @@ def sim_inject(fault, port, value, name) -> None:
 @name_option
 @click.option("--routes", is_flag=True, help="Also store every switch's forwarding table (for fabric route and health).")
 @_with(design_options)
+@timeout_option
 @label_option
 @tag_option
 @json_option
 @pass_state
-def scan_cmd(state, use_sim, name, routes, width, speed, label, tags, as_json) -> None:
+def scan_cmd(state, use_sim, name, routes, width, speed, timeout, label, tags, as_json) -> None:
     """Run the diagnostics (ibnetdiscover, iblinkinfo, smpquery, sminfo, ibqueryerrors) and store a snapshot.
 
     The snapshot is a run of kind fabric: nodes, switches, ports, links with their width and
@@ -209,7 +212,7 @@ def scan_cmd(state, use_sim, name, routes, width, speed, label, tags, as_json) -
     with --routes, the forwarding tables. Prints what it found and the verdict against the
     previous snapshot of the same fabric (fabric check for an exit status that says it).
     """
-    result = _scan_and_check(state, use_sim, name, routes, width, speed, label, tags, None, as_json)
+    result = _scan_and_check(state, use_sim, name, routes, width, speed, timeout, label, tags, None, as_json)
     if as_json:
         print_json(result)
     sys.exit(0)
@@ -222,23 +225,24 @@ def scan_cmd(state, use_sim, name, routes, width, speed, label, tags, as_json) -
 @click.option("--against", "against", metavar="RUN", help="Compare with this snapshot (default: the previous one of the same fabric).")
 @click.option("--routes", is_flag=True, help="Also store the forwarding tables with the new snapshot.")
 @_with(design_options)
+@timeout_option
 @label_option
 @tag_option
 @json_option
 @pass_state
-def check_cmd(state, use_sim, name, snapshot_ref, against, routes, width, speed, label, tags, as_json) -> None:
+def check_cmd(state, use_sim, name, snapshot_ref, against, routes, width, speed, timeout, label, tags, as_json) -> None:
     """Scan the fabric (or take a stored snapshot) and give the verdict: links below their width or
     speed, error counters above thresholds or growing, links that went down, no master SM; then the
     ten worst ports by errors and by utilisation.
 
     Exit status: 0 healthy, 1 problems found, 2 could not run.
     """
-    if snapshot_ref and (use_sim or routes):
-        raise UsageError("--snapshot judges a stored snapshot: give no --sim or --routes with it")
+    if snapshot_ref and (use_sim or routes or timeout):
+        raise UsageError("--snapshot judges a stored snapshot: give no --sim, --routes or --timeout with it")
     if snapshot_ref:
         result = _judge_stored(state, snapshot_ref, against, width, speed, as_json)
     else:
-        result = _scan_and_check(state, use_sim, name, routes, width, speed, label, tags, against, as_json)
+        result = _scan_and_check(state, use_sim, name, routes, width, speed, timeout, label, tags, against, as_json)
     if as_json:
         print_json(result)
     sys.exit(result["exit_status"])
@@ -258,7 +262,7 @@ def _thresholds(width, speed):
     return FabricThresholds(width=design.get("width"), speed=design.get("speed"))
 
 
-def _scan_and_check(state, use_sim, name, routes, width, speed, label, tags, against, as_json) -> Dict[str, Any]:
+def _scan_and_check(state, use_sim, name, routes, width, speed, timeout, label, tags, against, as_json) -> Dict[str, Any]:
     from fabricbench.workflows import fabric as wf
 
     try:
@@ -266,7 +270,7 @@ def _scan_and_check(state, use_sim, name, routes, width, speed, label, tags, aga
         store = state.store
         with console.status("scanning the fabric", spinner="dots") if not as_json else _nothing():
             run, snapshot = wf.scan(store, sim=name, use_sim=use_sim, routes=routes, design=_design(width, speed),
-                                    label=label, tags=parse_tags(tags))
+                                    label=label, tags=parse_tags(tags), timeout=timeout)
         run, snapshot = wf.load_snapshot(store, run.id)
         previous = wf.load_snapshot(store, against) if against else wf.previous_snapshot(store, run, snapshot)
     except FabricbenchError as exc:

@@ -58,12 +58,19 @@ class Diags:
 
     env: Optional[Dict[str, str]] = None
     cwd: Optional[str] = None
+    sweep_timeout: float = DISCOVERY_TIMEOUT_S  # a diagnostic that walks the whole fabric
     outputs: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     problems: List[str] = field(default_factory=list)
 
-    def run(self, name: str, argv: Sequence[str], timeout: float = QUERY_TIMEOUT_S, ok: Sequence[int] = (0,)) -> Optional[str]:
-        """stdout, or None (noted in ``problems``) when the command failed (an exit status not in `ok`),
-        timed out or is missing."""
+    def sweep(self, name: str, argv: Sequence[str], ok: Sequence[int] = (0,)) -> Optional[str]:
+        """A diagnostic that walks the whole fabric: the sweep timeout, and what it printed before failing
+        (a fabric with one unreachable node is still mostly discovered)."""
+        return self.run(name, argv, timeout=self.sweep_timeout, ok=ok, partial=True)
+
+    def run(self, name: str, argv: Sequence[str], timeout: float = QUERY_TIMEOUT_S, ok: Sequence[int] = (0,),
+            partial: bool = False) -> Optional[str]:
+        """stdout, or None (noted in ``problems``) when the command failed (an exit status not in `ok`;
+        with `partial`, what it printed is still returned), timed out or is missing."""
         tool = shutil.which(argv[0]) or next((p for p in (f"/usr/sbin/{argv[0]}", f"/sbin/{argv[0]}") if os.access(p, os.X_OK)), None)
         if tool is None:
             raise FabricCannotScan(f"{argv[0]} not found: install infiniband-diags (Debian: apt-get install infiniband-diags)")
@@ -81,7 +88,7 @@ class Diags:
         if record.get("error") or record["rc"] not in ok:
             why = record.get("error") or (record["stderr"].strip().splitlines() or [f"exit status {record['rc']}"])[-1]
             self.problems.append(f"{' '.join(argv)}: {why}")
-            return None
+            return record["stdout"] or None if partial and not record.get("error") else None
         return record["stdout"]
 
 
@@ -106,13 +113,13 @@ def _now() -> str:
 def collect(diags: Diags, source: str, routes: bool = False, design: Optional[Dict[str, Any]] = None) -> Snapshot:
     """Run the diagnostics and assemble the snapshot (see the module docstring)."""
     taken = _now()
-    text = diags.run("ibnetdiscover", ["ibnetdiscover"], timeout=DISCOVERY_TIMEOUT_S)
+    text = diags.sweep("ibnetdiscover", ["ibnetdiscover"])
     discovered = parse.parse_ibnetdiscover(text or "")
     if not discovered["nodes"]:
         why = diags.problems[-1] if diags.problems else "it found no nodes"
         hint = "" if source.startswith("sim:") else " (no InfiniBand port here? fabricbench fabric sim up, then --sim)"
         raise FabricCannotScan(f"could not discover the fabric: {why}{hint}")
-    links = parse.parse_iblinkinfo(diags.run("iblinkinfo", ["iblinkinfo", "--line"], timeout=DISCOVERY_TIMEOUT_S) or "")
+    links = parse.parse_iblinkinfo(diags.sweep("iblinkinfo", ["iblinkinfo", "--line"]) or "")
     lids = {n["guid"]: n["lid"] for n in discovered["nodes"] if n["kind"] == "switch"}
     queries = {(p["node"], p["port"]): lids.get(p["node"]) if p["node"] in lids else p.get("lid") for p in discovered["ports"]}
     portinfo = {key: parse.parse_portinfo(out or "") for key, out in diags.run_many(
@@ -124,9 +131,8 @@ def collect(diags: Diags, source: str, routes: bool = False, design: Optional[Di
         zero = Path(tmp) / "error_thresholds"
         zero.write_text("".join(f"{name}=0\n" for name in ERROR_COUNTERS))
         # ibqueryerrors exits 1 when it found ports above the thresholds: that is an answer, not a failure
-        errors_text = diags.run("ibqueryerrors", ["ibqueryerrors", "--threshold-file", str(zero)],
-                                timeout=DISCOVERY_TIMEOUT_S, ok=(0, 1))
-    counters_text = diags.run("ibqueryerrors --counters", ["ibqueryerrors", "--counters"], timeout=DISCOVERY_TIMEOUT_S)
+        errors_text = diags.sweep("ibqueryerrors", ["ibqueryerrors", "--threshold-file", str(zero)], ok=(0, 1))
+    counters_text = diags.sweep("ibqueryerrors --counters", ["ibqueryerrors", "--counters"])
     tables: Optional[Dict[str, Dict[int, int]]] = None
     if routes:
         dumps = diags.run_many({guid: (f"ibroute {guid}", ["ibroute", str(lid)]) for guid, lid in lids.items() if lid})
@@ -156,13 +162,16 @@ def _clean_scratch(diags: Diags) -> None:
 
 def scan(store: Store, sim: Optional[str] = None, use_sim: bool = False, routes: bool = False,
          design: Optional[Dict[str, Any]] = None, label: Optional[str] = None,
-         tags: Optional[Dict[str, str]] = None) -> Tuple[Run, Snapshot]:
-    """Scan (the simulation when ``use_sim``) and store the snapshot; (run, snapshot)."""
+         tags: Optional[Dict[str, str]] = None, timeout: Optional[float] = None) -> Tuple[Run, Snapshot]:
+    """Scan (the simulation when ``use_sim``) and store the snapshot; (run, snapshot). ``timeout``: the longest
+    a diagnostic that walks the whole fabric may take (default DISCOVERY_TIMEOUT_S)."""
     if use_sim:
         diags, source, sim_design, _ = sim_diags(sim)
         design = {**sim_design, **(design or {})}
     else:
         diags, source = Diags(), f"live:{socket.gethostname()}"
+    if timeout:
+        diags.sweep_timeout = timeout
     try:
         snapshot = collect(diags, source, routes=routes, design=design)
     finally:
@@ -218,7 +227,7 @@ def trace(host_a: str, host_b: str, use_sim: bool = False, sim: Optional[str] = 
     """The hops between two hosts as ibtracert reports them now: [(from, out port, to, in port)]."""
     diags = sim_diags(sim)[0] if use_sim else Diags()
     try:
-        discovered = parse.parse_ibnetdiscover(diags.run("ibnetdiscover", ["ibnetdiscover"], timeout=DISCOVERY_TIMEOUT_S) or "")
+        discovered = parse.parse_ibnetdiscover(diags.sweep("ibnetdiscover", ["ibnetdiscover"]) or "")
         if not discovered["nodes"]:
             raise FabricCannotScan(f"could not discover the fabric: {diags.problems[-1] if diags.problems else 'no nodes'}")
         lids = {}
@@ -259,4 +268,4 @@ def health_notes(store: Store, result: Any) -> List[str]:
         findings = check(snapshot, previous[1] if previous else None).findings
     except FabricbenchError as exc:
         return [f"fabric snapshot not used: {exc}"]
-    return annotate_health(result, snapshot, f"snapshot run {run.id}", findings)
+    return annotate_health(result, snapshot, f"snapshot run {run.id} of {snapshot.taken}", findings)

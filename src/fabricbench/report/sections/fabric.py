@@ -91,8 +91,8 @@ def _link_table(report: FabricReport) -> Table:
                      state or "-", f"{errors:,}" if snap.counters_read else "-",
                      Cell(finding.kind, style) if finding else ""])
     return Table([Column("Port", align="left"), Column("Cable to", align="left"), Column("Width and speed", align="left"),
-                  Column("Data rate", "Gb/s"), Column("State", align="left"), Column("Errors (both ends)", "count"),
-                  Column("Finding", align="left")], rows, caption="Links")
+                  Column("Data rate", "Gb/s"), Column("State", align="left"), Column("Errors", "count"),
+                  Column("Finding", align="left")], rows, caption="Links (errors: both ends' error counters)")
 
 
 def _error_table(snap: Snapshot) -> Optional[Table]:
