@@ -186,7 +186,8 @@ def up(spec: SimSpec, name: Optional[str] = None) -> Tuple[Sim, bool]:
             raise SimError(f"simulated fabric '{chosen}' is up with another shape; fabricbench fabric sim down first")
         down(chosen)
     library = umad2sim_library()
-    _tool("ibsim"), _tool("opensm")
+    for tool in ("ibsim", "opensm"):
+        _tool(tool)
     build(spec)  # a bad degradation fails here, before anything starts
     sim = Sim(name=chosen, spec=spec, created=_now(), library=library)
     sim.dir.mkdir(parents=True, exist_ok=True)
@@ -400,7 +401,10 @@ def inject(name: Optional[str], fault: str, target: Optional[str] = None, value:
 def _bytes(text: str) -> int:
     from fabricbench.suite import parse_size
 
-    return parse_size(str(text))
+    try:
+        return parse_size(str(text))
+    except UsageError:
+        raise UsageError(f"'{text}': a number of bytes with an optional K/M/G suffix, e.g. 200G") from None
 
 
 def _restart(sim: Sim) -> None:
