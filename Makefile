@@ -5,7 +5,7 @@ RESULTS ?= fabricbench-results
 NP     ?= 2
 FB      = $(VENV)/bin/fabricbench --db $(RESULTS)/results.db
 
-.PHONY: run test setup system-deps install dev clean
+.PHONY: run test setup system-deps test-deps install dev clean
 
 run: setup
 	@mkdir -p $(RESULTS)
@@ -14,13 +14,17 @@ run: setup
 	$(FB) report last -o $(RESULTS)/quick-report.html
 	@echo "report: $(RESULTS)/quick-report.html"
 
-test: setup
+test: setup test-deps
 	$(VENV)/bin/python -m pytest -ra
 
 setup: system-deps install
 
 system-deps:
 	@bash scripts/install-system-deps.sh
+
+# Packages only tests need (the simulated InfiniBand fabric); `make run` goes without them.
+test-deps:
+	@bash scripts/install-test-deps.sh fabric
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -87,11 +87,19 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
     except FabricbenchError as exc:
         _cannot_run(str(exc), as_json)
         return
+    _add_fabric_notes(state, result)
     if as_json:
         print_json(result.to_dict())
     else:
         show(result)
     sys.exit(result.report.exit_status)
+
+
+def _add_fabric_notes(state, result) -> None:
+    """The cables the slow pairs share, from the newest fabric snapshot with routes (fabric scan --routes)."""
+    from fabricbench.workflows.fabric import health_notes
+
+    result.notes.extend(health_notes(state.store, result))
 
 
 def _given(name: str) -> bool:

@@ -585,5 +585,64 @@ def still_running(identity: Dict[str, object]) -> Optional[bool]:
     return start is None or len(fields) <= 19 or int(fields[19]) == start
 
 
+# -- daemons: processes that outlive the command that started them (the fabric simulator) --------
+
+_DAEMONS: Dict[int, "subprocess.Popen"] = {}  # started here: reaped when stopped, so no zombie stays
+
+
+def start_daemon(argv: Sequence[str], log: str, env=None, cwd=None, stdin: Optional[int] = None) -> Tuple[int, int]:
+    """Start a long-lived process in a session of its own, stdout and stderr appended to `log`,
+    stdin from the file descriptor `stdin` (else /dev/null). Returns (pid, start time): record both,
+    and stop it with stop_daemon, which leaves a pid that has since been reused alone."""
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(list(argv), stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
+    _DAEMONS[proc.pid] = proc
+    return proc.pid, process_start_time(proc.pid) or 0
+
+
+def process_start_time(pid: int) -> Optional[int]:
+    """When the process started (clock ticks since boot, /proc/PID/stat field 22); None if it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if not fields or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19])
+
+
+def daemon_alive(pid: int, started: int) -> bool:
+    """True if `pid` is still the process that started at `started`."""
+    return bool(pid) and process_start_time(pid) == started
+
+
+def stop_daemon(pid: int, started: int, grace: float = STOP_GRACE_S) -> bool:
+    """Stop a daemon and its process group (SIGTERM, `grace` seconds, SIGKILL); False if it was not running."""
+    if not daemon_alive(pid, started):
+        _reap(pid)
+        return False
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            _signal_all([pid], sig)
+        end = time.monotonic() + (grace if sig == signal.SIGTERM else 5.0)
+        while time.monotonic() < end:
+            _reap(pid)
+            if not daemon_alive(pid, started):
+                return True
+            time.sleep(0.05)
+    return True
+
+
+def _reap(pid: int) -> None:
+    proc = _DAEMONS.get(pid)
+    if proc is not None and proc.poll() is not None:
+        _DAEMONS.pop(pid, None)
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["--guard"]:
     _guard_main(int(sys.argv[2]))

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages some tests need, by group, only those missing; `make test` runs it.
+#   fabric   ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
+# `make run` does not need any of them.
+set -euo pipefail
+
+declare -A groups=(
+  [fabric]="ibsim-utils opensm infiniband-diags"
+)
+[ $# -gt 0 ] || set -- "${!groups[@]}"
+
+missing=()
+for group in "$@"; do
+  [ -n "${groups[$group]:-}" ] || { echo "install-test-deps: unknown group '$group' (known: ${!groups[*]})" >&2; exit 2; }
+  for p in ${groups[$group]}; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if ! command -v apt-get >/dev/null; then
+  echo "fabricbench: the tests of $* need ${missing[*]} and there is no apt-get here; they will be skipped" >&2
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "fabricbench: need root (or sudo) to install ${missing[*]}; the tests that use them will be skipped" >&2
+    exit 0
+  fi
+  SUDO=sudo
+fi
+echo "installing test packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The tests start their own OpenSM on a simulated fabric; the package's service must not manage a real
+# fabric on a machine that has one just because the tests were run there.
+if [[ " ${missing[*]} " == *" opensm "* ]] && command -v systemctl >/dev/null; then
+  $SUDO systemctl disable --now opensm.service >/dev/null 2>&1 || true
+fi
