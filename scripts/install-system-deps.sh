@@ -5,8 +5,13 @@
 # PostgreSQL for the store tests on a server; Chromium for the report's browser test.
 set -euo pipefail
 
-packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 iproute2 util-linux procps postgresql)
-[ "${FABRICBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
+# Package names given as arguments are installed instead (scripts/install-test-deps.sh).
+if [ $# -gt 0 ]; then
+  packages=("$@")
+else
+  packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 iproute2 util-linux procps postgresql)
+  [ "${FABRICBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

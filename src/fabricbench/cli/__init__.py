@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "health",
     "scaling",
     "hpcc",
+    "transfer",
 )
 
 for _name in COMMAND_MODULES:

@@ -3,7 +3,8 @@
 The command (mpirun and its ranks) starts in a session of its own, so a Ctrl-C at the
 terminal reaches fabricbench only and fabricbench decides how to stop the job. Stopping
 sends SIGTERM to the whole tree (mpirun forwards it to remote ranks), waits, then
-SIGKILLs whatever is left, found through /proc, so no rank is orphaned.
+SIGKILLs whatever is left, found through /proc, so no rank is orphaned. A ``Daemon`` is
+a server started the same way, logging to a file, remembered and stopped by its pid.
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import subprocess
 import threading
 import time
 from collections import deque
-from typing import IO, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 STOP_GRACE_S = 5.0
 INHERIT = "inherit"  # a Job's stdout/stderr: this process's own, neither read nor redirected
+T = TypeVar("T")
 
 
 def _children_map() -> Dict[int, List[int]]:
@@ -155,6 +157,60 @@ class Job:
         stop_tree(self.proc)
         for t in self._threads:
             t.join(timeout=2)
+
+
+class Daemon:
+    """A server that runs until it is stopped (a file server, a stream sender).
+
+    Started in a session of its own with stdout and stderr appended to `log_path`;
+    remembered by its pid and stopped by that pid, with everything it started
+    (``stop_tree``). ``wait_ready`` waits for a sign of life in the log and says why
+    when the server exits instead.
+    """
+
+    def __init__(self, argv: Sequence[str], log_path: str, env: Optional[Dict[str, str]] = None,
+                 cwd: Optional[str] = None):
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.job = Job(argv, env=env, cwd=cwd, stdout=log, stderr=log)
+
+    @property
+    def pid(self) -> int:
+        return self.job.pid
+
+    def alive(self) -> bool:
+        return self.job.proc.poll() is None
+
+    def log(self) -> str:
+        try:
+            with open(self.log_path, "rb") as fh:
+                return fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, lines: int = 5) -> str:
+        return " | ".join(ln.strip() for ln in self.log().splitlines()[-lines:] if ln.strip())
+
+    def wait_ready(self, ready: Callable[[str], Optional[T]], timeout: float, what: str) -> T:
+        """Poll the log until ready(log) returns something; RuntimeError if the server exits or
+        `timeout` passes first (it is stopped then)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = ready(self.log())
+            if found is not None:
+                return found
+            if not self.alive():
+                raise RuntimeError(f"{what} exited with status {self.job.proc.returncode} before it was ready: "
+                                   f"{self.log_tail() or 'no output'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"{what} was not ready after {timeout:.0f} s: {self.log_tail() or 'no output'}")
+            time.sleep(0.05)
+
+    def stop(self) -> Optional[int]:
+        """Stop it by its pid (idempotent); its exit status."""
+        self.job.stop()
+        return self.job.proc.returncode
 
 
 def stop_tree(proc: "subprocess.Popen", grace: float = STOP_GRACE_S) -> None:
