@@ -3,10 +3,11 @@
 Prints a table per reader count (per-reader and aggregate throughput against the
 ceiling, fairness, start skew, time to last byte), then the findings; ``--json`` for
 scripts. Exit status: 0 measured (failed reader copies are stored and reported), 1 a
-server failed (the rounds done are kept), 2 could not start, 130 Ctrl-C.
+server failed (the rounds done are kept), 2 could not start, 130 Ctrl-C (or SIGTERM).
 """
 from __future__ import annotations
 
+import signal
 from typing import List, Tuple
 
 import click
@@ -34,6 +35,10 @@ def _counts(text: str) -> List[int]:
         except ValueError:
             raise UsageError(f"--readers {text}: reader counts are whole numbers, e.g. 1,2,4") from None
     return out
+
+
+def _interrupt(_signum, _frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _file_size(text: str) -> int:
@@ -108,7 +113,12 @@ def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, l
         def update(done: int, total: int, what: str) -> None:
             bar.update(task, completed=done, total=total, description=what)
 
-        outcome = run_transfer(state.store, nodes, plan, label=label, tags=parse_tags(tags), progress=update)
+        # SIGTERM (timeout(1), a batch system) ends the study as Ctrl-C does: servers stopped, rounds kept.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            outcome = run_transfer(state.store, nodes, plan, label=label, tags=parse_tags(tags), progress=update)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     if as_json:
         print_json({"run": outcome.run.id, "status": outcome.run.status, **outcome.summary.to_dict(),
                     "servers": [{k: v for k, v in s.items() if k != "log_tail"} for s in outcome.servers]})

@@ -412,7 +412,8 @@ class Study:
         self.used = self.readers[: max(plan.readers)]
         mtu, uplink = _lab_shape(nodes)
         self.ceilings = {n: ceiling(self.server, self.readers[:n], mtu, uplink) for n in plan.readers}
-        self.as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+        # xrootd refuses to serve as root: then it is told to drop to XROOTD_USER (on the server, which may be remote).
+        self.as_root = _probe(nodes, self.server, ["id", "-u"], "id", "coreutils") == "0"
         goodput = _goodput(self.server.rate_bps, mtu)
         self.facts: Dict[str, Any] = {
             "launcher": nodes.kind,
