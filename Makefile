@@ -22,9 +22,9 @@ setup: system-deps install
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-# Packages only tests need (the simulated InfiniBand fabric); `make run` goes without them.
+# Packages only tests need (the simulated InfiniBand fabric, xrootd); `make run` goes without them.
 test-deps:
-	@bash scripts/install-test-deps.sh fabric
+	@bash scripts/install-test-deps.sh fabric transfer
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages some tests need, by group, only those missing; `make test` runs it.
-#   fabric   ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
+#   fabric     ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
+#   transfer   xrootd-server, xrootd-client (fabricbench transfer)
 # `make run` does not need any of them.
 set -euo pipefail
 
 declare -A groups=(
   [fabric]="ibsim-utils opensm infiniband-diags"
+  [transfer]="xrootd-server xrootd-client"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "scaling",
     "hpcc",
     "fabric",
+    "transfer",
 )
 
 for _name in COMMAND_MODULES:

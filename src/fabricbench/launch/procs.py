@@ -20,6 +20,10 @@ things take the jobs down within seconds:
 
 Signals: `stop_signals()` turns SIGINT, SIGTERM and SIGHUP into `Stopped`, a
 KeyboardInterrupt that knows its signal (exit status 128 + signal: 130, 143, 129).
+
+A ``Daemon`` is a server started the same way, logging to a file, remembered and stopped by
+its pid (``start_daemon`` below is for daemons that must outlive fabricbench, such as the
+fabric simulator).
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ import threading
 import time
 from collections import deque
 from contextlib import contextmanager
-from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 STOP_GRACE_S = 5.0
 GUARD_GRACE_S = 3.0  # what the guard gives a job between SIGTERM and SIGKILL once fabricbench is gone
@@ -65,6 +69,9 @@ def _stat_fields(pid: int) -> Optional[List[str]]:
 
 def _pids() -> List[int]:
     return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+T = TypeVar("T")
 
 
 def _children_map() -> Dict[int, List[int]]:
@@ -297,6 +304,60 @@ class Job:
         guard().forget(self.proc.pid)
         for t in self._threads:
             t.join(timeout=2)
+
+
+class Daemon:
+    """A server that runs until it is stopped (a file server, a stream sender).
+
+    Started in a session of its own with stdout and stderr appended to `log_path`;
+    remembered by its pid and stopped by that pid, with everything it started
+    (``stop_tree``). ``wait_ready`` waits for a sign of life in the log and says why
+    when the server exits instead.
+    """
+
+    def __init__(self, argv: Sequence[str], log_path: str, env: Optional[Dict[str, str]] = None,
+                 cwd: Optional[str] = None):
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.job = Job(argv, env=env, cwd=cwd, stdout=log, stderr=log)
+
+    @property
+    def pid(self) -> int:
+        return self.job.pid
+
+    def alive(self) -> bool:
+        return self.job.proc.poll() is None
+
+    def log(self) -> str:
+        try:
+            with open(self.log_path, "rb") as fh:
+                return fh.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, lines: int = 5) -> str:
+        return " | ".join(ln.strip() for ln in self.log().splitlines()[-lines:] if ln.strip())
+
+    def wait_ready(self, ready: Callable[[str], Optional[T]], timeout: float, what: str) -> T:
+        """Poll the log until ready(log) returns something; RuntimeError if the server exits or
+        `timeout` passes first (it is stopped then)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = ready(self.log())
+            if found is not None:
+                return found
+            if not self.alive():
+                raise RuntimeError(f"{what} exited with status {self.job.proc.returncode} before it was ready: "
+                                   f"{self.log_tail() or 'no output'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"{what} was not ready after {timeout:.0f} s: {self.log_tail() or 'no output'}")
+            time.sleep(0.05)
+
+    def stop(self) -> Optional[int]:
+        """Stop it by its pid (idempotent); its exit status."""
+        self.job.stop()
+        return self.job.proc.returncode
 
 
 class Silent(Exception):
