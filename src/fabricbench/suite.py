@@ -27,8 +27,8 @@ BENCHMARKS: Dict[str, BenchmarkSpec] = {
     s.name: s
     for s in (
         BenchmarkSpec("latency", "pt2pt", "0:4M", summary="blocking ping-pong, one-way latency"),
-        BenchmarkSpec("bw", "pt2pt", "1:4M", summary="windowed uni-directional bandwidth"),
-        BenchmarkSpec("bibw", "pt2pt", "1:4M", summary="windowed bi-directional bandwidth"),
+        BenchmarkSpec("bw", "pt2pt", "1:4M", even_ranks=True, summary="windowed uni-directional bandwidth"),
+        BenchmarkSpec("bibw", "pt2pt", "1:4M", even_ranks=True, summary="windowed bi-directional bandwidth"),
         BenchmarkSpec("mbw_mr", "pt2pt", "1:4M", even_ranks=True, summary="multi-pair bandwidth and message rate"),
         BenchmarkSpec("multi_lat", "pt2pt", "0:1M", even_ranks=True, summary="all pairs ping-pong at once"),
         BenchmarkSpec("barrier", "collective", None, summary="MPI_Barrier time"),
@@ -152,4 +152,6 @@ def check_ranks(spec: BenchmarkSpec, ranks: int) -> None:
     if ranks < spec.min_ranks:
         raise UsageError(f"{spec.name} needs at least {spec.min_ranks} ranks; --np is {ranks}")
     if spec.even_ranks and ranks % 2:
-        raise UsageError(f"{spec.name} pairs rank i with i + np/2 and needs an even rank count; --np is {ranks}")
+        how = "pairs rank i with i + np/2" if spec.name in ("mbw_mr", "multi_lat") else "measures between a pair of ranks"
+        raise UsageError(f"{spec.name} {how} and needs an even rank count; --np is {ranks}: "
+                         f"use --np {max(spec.min_ranks, ranks - 1)} or --np {ranks + 1}")

@@ -2,17 +2,21 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 import click
-from rich.console import Console
 
 from fabricbench import __version__
+from fabricbench.cli.output import console, err_console, printable, safe_markup  # noqa: F401 - the consoles every command prints through
 from fabricbench.errors import FabricbenchError, UsageError
 
-console = Console()
-err_console = Console(stderr=True)
+
+
+class NoDatabase(FabricbenchError):
+    """A command that only reads was pointed at a database that does not exist (nothing is created)."""
 
 
 class State:
@@ -30,22 +34,84 @@ class State:
 
     @property
     def store(self):
+        """The database, created if it does not exist yet: for commands that store results."""
         if self._store is None:
             from fabricbench.store import open_db
 
             self._store = open_db(self.url)
         return self._store
 
+    def sqlite_file(self) -> Optional[Path]:
+        """The SQLite file the URL names (None for a server database or memory)."""
+        import sqlalchemy as sa
+
+        url = sa.engine.make_url(self.url)
+        if not url.drivername.startswith("sqlite") or not url.database or url.database == ":memory:":
+            return None
+        return Path(url.database)
+
+    @property
+    def reader(self):
+        """The database for a command that only reads: never created, nor its folder."""
+        path = self.sqlite_file()
+        if path is not None and not path.is_file():
+            raise NoDatabase(
+                f"no results database at {path}: nothing has been measured or imported there "
+                "(choose one with --db or FABRICBENCH_DB; 'fabricbench db path' shows the default)"
+            )
+        return self.store
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.(?=\s|$)")
+
+
+def summary_line(cmd: click.Command) -> str:
+    """A command's line in the command list: its short help, else the whole first sentence."""
+    if cmd.short_help:
+        return cmd.short_help
+    text = (cmd.help or "").split("\n\n")[0].replace("\b\n", " ")
+    text = " ".join(text.split())
+    m = _SENTENCE_END.search(text)
+    return text[: m.start()] if m else text
+
+
+def error_line(message: Any) -> None:
+    """One line on stderr: 'error: ...', controls escaped."""
+    err_console.print(f"[bold red]error:[/] {safe_markup(message)}", highlight=False, soft_wrap=True)
+
 
 class FabricbenchGroup(click.Group):
-    """Turns a FabricbenchError anywhere below into one line on stderr and its exit status."""
+    """Turns a FabricbenchError anywhere below into one line on stderr and its exit status; lists
+    commands with their whole first sentence; shows user input in click's own errors escaped."""
+
+    group_class = type  # subgroups (lab, db) behave the same
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except FabricbenchError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+            error_line(exc)
             ctx.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, summary_line(cmd)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=FabricbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -55,7 +121,7 @@ class FabricbenchGroup(click.Group):
     envvar="FABRICBENCH_DB",
     metavar="URL",
     help="Results database: a SQLite file path or a SQLAlchemy URL (postgresql://...). "
-    "Default: results.db in the user data directory; also FABRICBENCH_DB.",
+    "Default: results.db in the user data directory (see 'fabricbench db path'); also FABRICBENCH_DB.",
 )
 @click.version_option(__version__, prog_name="fabricbench")
 @click.pass_context

@@ -7,7 +7,7 @@ can gate a job or run from cron.
 from __future__ import annotations
 
 import sys
-from typing import Optional, Tuple
+from typing import Tuple
 
 import click
 from rich.table import Table
@@ -15,6 +15,7 @@ from rich.table import Table
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench.report.format import number
 from fabricbench.workflows.session import RunInterrupted
 
 NODE_TABLE_MAX = 64  # larger checks list the flagged and the slowest nodes only
@@ -123,16 +124,7 @@ def _measure(store, launcher, plan, label, tags, timeout, as_json):
         return run_check(store, launcher, plan, label=label, tags=tags, timeout=timeout, progress=update)
 
 
-def _fmt(v: Optional[float]) -> str:
-    if v is None:
-        return "-"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
+_fmt = number
 
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}

@@ -19,6 +19,7 @@ from fabricbench.cli.app import (
     tag_option,
 )
 from fabricbench.errors import UsageError
+from fabricbench.report.format import number
 
 
 @main.command("hpcc")
@@ -72,14 +73,7 @@ def hpcc_command(state, np_: int, hostfile: Optional[str], launcher: Optional[st
     show(result)
 
 
-def _fmt(value: Optional[float]) -> str:
-    if value is None:
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.2f}"
-    return f"{value:.4g}"
+_fmt = number
 
 
 def show(result) -> None:

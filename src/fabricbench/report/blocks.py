@@ -1,6 +1,6 @@
-"""Building blocks sections reuse: number formatting, curve figures, per-size tables, run-vs-baseline notes.
+"""Building blocks sections reuse: curve figures, per-size tables, run-vs-baseline notes.
 
-- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``
+- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``: ``report.format``'s rules under the names sections use
 - ``series_labels(series)`` -> legend/column labels (run name, plus the variant when a benchmark has several)
 - ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure`` (one curve per series; bands, peak lines)
 - ``series_tables(ctx, series, unit, extras=...)`` -> ``[Table]`` (rows: sizes; columns: series)
@@ -8,12 +8,12 @@
 """
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.compare import compare_series
 from fabricbench.analysis.series import Series, headline, variant_label
+from fabricbench.report import format as fmt
 from fabricbench.report.model import Column, Figure, Table
 from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x
 
@@ -21,29 +21,13 @@ from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_
 Extra = Tuple[str, Optional[str], Callable[[Any, Series], Any]]
 
 
-def fmt_value(v: Optional[float]) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    a = abs(v)
-    if a >= 1e5:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:,.1f}"
-    if a >= 0.1:
-        return f"{v:.2f}"
-    if a == 0:
-        return "0"
-    return f"{v:.3g}"
-
-
-def fmt_size(size: Any) -> str:
-    return f"{int(size):,}" if isinstance(size, (int, float)) else ("-" if size is None else str(size))
+fmt_value = fmt.number
+fmt_size = fmt.size
 
 
 def fmt_pct(p: Optional[float], signed: bool = False) -> str:
-    if p is None:
-        return "-"
-    return f"{p:+.1f}%" if signed else f"{p:.1f}%"
+    """A share ('88.1%'), or with signed=True a '% better' ('+68.0%', and '18,856x worse' past 10x)."""
+    return fmt.improvement_pct(p) if signed else fmt.percent(p)
 
 
 def slugify(text: str) -> str:

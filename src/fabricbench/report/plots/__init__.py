@@ -22,6 +22,8 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
+from fabricbench.report.format import axis_value, size_tick
+
 _PALETTE = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#e7969c", "#7b4173", "#3182bd",
@@ -87,13 +89,7 @@ def safe_label(text: str, limit: int = 0) -> str:
 
 def size_label(size: float) -> str:
     """Message size tick: 0, 1, 512, 1K, 64K, 1M, 1G (binary multiples)."""
-    if size <= ZERO_AT:
-        return "0"
-    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if size >= scale:
-            v = size / scale
-            return f"{v:g}{unit}"
-    return f"{size:g}"
+    return size_tick(size, ZERO_AT)
 
 
 def size_x(size: Optional[float]) -> float:
@@ -114,14 +110,7 @@ def _size_ticks(lo: float, hi: float) -> List[float]:
 
 
 def _value_formatter(v: float, _pos=None) -> str:
-    if v == 0:
-        return "0"
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:g}M"
-    if a >= 1e4:
-        return f"{v / 1e3:g}k"
-    return f"{v:g}"
+    return axis_value(v)
 
 
 def save_figure(fig: Figure, fmt: str) -> bytes:
