@@ -53,10 +53,15 @@ class State:
     @property
     def reader(self):
         """The database for a command that only reads: never created, nor its folder."""
+        return self.read()
+
+    def read(self, ref: Any = None):
+        """The database for a command that only reads (about run `ref`): never created, nor its folder."""
         path = self.sqlite_file()
         if path is not None and not path.is_file():
+            what = f"no run '{ref}': " if ref is not None else ""
             raise NoDatabase(
-                f"no results database at {path}: nothing has been measured or imported there "
+                f"{what}no results database at {path}: nothing has been measured or imported there "
                 "(choose one with --db or FABRICBENCH_DB; 'fabricbench db path' shows the default)"
             )
         return self.store

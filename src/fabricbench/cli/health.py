@@ -73,7 +73,7 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
         if from_run:
             if np or hostfile or hosts:
                 raise UsageError("--from-run analyses a stored run: give no --np, --hostfile or --hosts with it")
-            data = state.store.load(from_run)
+            data = state.read(from_run).load(from_run)
             result = check(data.run, data.measurements, data.hosts, thresholds, direction=direction,
                            floor_percent=floor_percent, size=size_bytes if _given("size") else None)
         else:

@@ -7,8 +7,10 @@ Every command prints through ``console`` (stdout) or ``err_console`` (stderr), i
   name cannot move the cursor, retitle the window or hide text (``printable``);
 - lays every rich Table out so that no number and no header word is ever cut: at a terminal
   the columns get at least their widest number and their longest header word, headers wrap at
-  word boundaries; a table that still does not fit moves its later columns into a second
-  table (the first, key, column repeated), and below that becomes ``key: value`` lines;
+  word boundaries; a table that still does not fit moves columns into a second table (its
+  secondary columns first, the key column repeated), and below that becomes ``key: value``
+  lines. A table says which columns are keys and which are secondary with the attributes
+  ``key_columns`` (default 1) and ``secondary`` (column indexes);
 - when stdout is not a terminal (a pipe, a file), prints tables as plain aligned text with
   every cell whole and never wraps a line.
 """
@@ -99,9 +101,26 @@ class _Column:
         self.source = source
         self.header = header
         self.cells = cells
-        self.min = max([max((len(w) for w in _words(header.plain)), default=0)] + [_cell_min(c.plain) for c in cells])
-        self.max = max([_line_len(header.plain)] + [_line_len(c.plain) for c in cells] + [1])
+        cell_min = _line_len if source.no_wrap else _cell_min  # a no_wrap column (a date and time) keeps each cell on one line
+        self.min = max([max((len(w) for w in _words(header.plain)), default=0)] + [cell_min(c.plain) for c in cells])
+        self.body = max([_line_len(c.plain) for c in cells] + [1])  # widest cell: what it takes not to wrap a cell
+        self.max = max(_line_len(header.plain), self.body)
         self.min = max(1, min(self.min, self.max))
+        self.body = max(self.body, self.min)
+
+
+def _share(lo: List[int], hi: List[int], avail: int) -> List[int]:
+    """Widths from lo toward hi, the spare width shared in proportion to what each still wants."""
+    spare, slack = avail - sum(lo), sum(hi) - sum(lo)
+    widths = [a + (b - a) * spare // slack for a, b in zip(lo, hi)] if slack > 0 else list(lo)
+    left = avail - sum(widths)
+    for i in sorted(range(len(lo)), key=lambda i: hi[i] - widths[i], reverse=True):
+        if left <= 0:
+            break
+        if widths[i] < hi[i]:
+            widths[i] += 1
+            left -= 1
+    return widths
 
 
 class FitTable:
@@ -110,6 +129,7 @@ class FitTable:
     def __init__(self, table: Table, key_columns: Optional[int] = None):
         self.table = table
         self.key_columns = key_columns if key_columns is not None else getattr(table, "key_columns", 1)
+        self.secondary = set(getattr(table, "secondary", ()))  # column indexes that go to a second table first
 
     # -- what the table holds -------------------------------------------------------------
 
@@ -186,19 +206,14 @@ class FitTable:
         need_min = sum(c.min for c in cols)
         if need_min > avail:
             return None
-        need_max = sum(c.max for c in cols)
-        if need_max <= avail:
+        if sum(c.max for c in cols) <= avail:
             return [c.max for c in cols]
-        spare, slack = avail - need_min, need_max - need_min
-        widths = [c.min + (c.max - c.min) * spare // slack for c in cols]
-        left = avail - sum(widths)
-        for i in sorted(range(len(cols)), key=lambda i: cols[i].max - widths[i], reverse=True):
-            if left <= 0:
-                break
-            if widths[i] < cols[i].max:
-                widths[i] += 1
-                left -= 1
-        return widths
+        # Cells unwrapped first, then whole headers: a header wrapping over two lines costs less than a row
+        # of cells doing so.
+        body = [c.body for c in cols]
+        if sum(body) <= avail:
+            return _share(body, [c.max for c in cols], avail)
+        return _share([c.min for c in cols], body, avail)
 
     def _fits_low(self, console: Console, options: ConsoleOptions, cols: List[_Column], width: int) -> bool:
         """The columns fit and their headers wrap into at most HEADER_LINES lines."""
@@ -215,7 +230,8 @@ class FitTable:
         if widths is not None:
             return [self._copy(cols, widths, title)]
         keys = cols[: max(0, min(self.key_columns, len(cols) - 1))]
-        rest = cols[len(keys):]
+        rest = [c for i, c in enumerate(cols) if i >= len(keys) and i not in self.secondary]
+        rest += [c for i, c in enumerate(cols) if i >= len(keys) and i in self.secondary]
         groups: List[List[_Column]] = []
         for c in rest:
             if groups and self._fits_low(console, options, keys + groups[-1] + [c], width):
@@ -282,6 +298,7 @@ def model_table(table: Any, key_columns: int = 1) -> Table:
     """A report.model Table (the report's own tables) as a rich Table for the terminal."""
     rt = Table(title=Text(table.caption) if table.caption else None, title_justify="left", show_lines=False)
     rt.key_columns = key_columns
+    rt.secondary = {i for i, c in enumerate(table.columns) if c.secondary}
     for c in table.columns:
         rt.add_column(Text(c.header), justify="left" if c.align == "left" else "right")
     for row in table.cells():

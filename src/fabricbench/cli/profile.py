@@ -35,7 +35,11 @@ def profile(state, label, tags, timeout, keep, command):
     from fabricbench.workflows.profile import run_profiled
     from fabricbench.importers.fbprofile import store_profile
 
+    from fabricbench.report.files import check_output
+
     tag_map = parse_tags(tags)
+    if keep:
+        check_output(keep)
     store = state.store  # open (and check) the database before spending time on the program
     with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
         path = Path(keep).resolve() if keep else Path(tmp) / "profile.json"
@@ -61,7 +65,7 @@ def show_profile(state, run_ref, top, as_json):
     """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers."""
     from fabricbench.analysis import profile as prof
 
-    store = state.reader
+    store = state.read(run_ref)
     run = store.get_run(run_ref)
     data = store.artifact(run.id, "profile")
     if data is None:

@@ -1,7 +1,6 @@
 """`fabricbench report`, `fabricbench compare` and `fabricbench fabrics`: printing only; the work is in analysis/ and report/."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional, Tuple
 
 import click
@@ -36,7 +35,7 @@ def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, p
     out = check_output(output or ("report.html" if fmt_name == "html" else "report.md"))
     if plots_dir:
         check_folder(plots_dir)
-    store = state.reader
+    store = state.read(runs[0])
     loaded = load_runs(store, runs)
     base_index = 0
     if baseline is not None:
@@ -67,7 +66,7 @@ def compare(state, run_a: str, run_b: str, benchmark: Optional[str], as_json: bo
     from fabricbench.analysis.compare import compare_runs
     from fabricbench.analysis.direction import direction_word
 
-    result = compare_runs(state.reader, run_a, run_b, benchmark=benchmark)
+    result = compare_runs(state.read(run_a), run_a, run_b, benchmark=benchmark)
     if benchmark and not result.series and not result.only_a and not result.only_b:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
     if as_json:

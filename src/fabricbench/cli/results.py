@@ -18,6 +18,7 @@ from fabricbench.store import Measurement, Run, Store
 
 STATUS_STYLE = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
 STATS = ("value", "min", "median", "p99", "max", "stdev")
+SECONDARY_STATS = ("max", "stdev")  # with n, what a narrow terminal shows in a second table
 
 
 def _tags_text(tags: Dict[str, str]) -> str:
@@ -68,7 +69,8 @@ def runs_cmd(state, kind, tag_filter, last, as_json):
     table = Table(title=Text(f"runs in {store.where}"), title_justify="left")
     for col, justify in (("id", "right"), ("date (UTC)", "left"), ("kind", "left"), ("label", "left"), ("tags", "left"),
                          ("ranks", "right"), ("hosts", "left"), ("points", "right"), ("status", "left")):
-        table.add_column(col, justify=justify)
+        table.add_column(col, justify=justify, no_wrap=col == "date (UTC)")
+    table.secondary = {5, 6}  # ranks and hosts: the second table of a narrow terminal
     for r in found:
         hosts = r["hosts"] or []
         host_text = ", ".join(hosts) if len(hosts) <= 3 else f"{len(hosts)} hosts"
@@ -120,6 +122,7 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
         for stat in STATS:
             table.add_column(f"{stat} ({unit})", justify="right")
         table.add_column("n", justify="right")
+        table.secondary = {len(params) + STATS.index(s) for s in SECONDARY_STATS} | {len(params) + len(STATS)}
         for m in group:
             table.add_row(*[Text(_param_text(m.params.get(p))) for p in params],
                           *[fmt.number(getattr(m, s)) for s in STATS], fmt.count(m.n) if m.n is not None else "")
@@ -133,7 +136,7 @@ def check_benchmark(run: Run, stored: List[str], benchmark: Optional[str]) -> No
         return
     if not stored:
         raise UsageError(f"run {run.id} has no measurements, so no benchmark '{benchmark}'")
-    close = difflib.get_close_matches(benchmark, stored, n=1)
+    close = difflib.get_close_matches(benchmark, stored, n=1, cutoff=0.4)
     hint = f"did you mean '{close[0]}'? " if close else ""
     raise UsageError(f"run {run.id} has no benchmark '{benchmark}'; {hint}it has: {', '.join(stored)}")
 
@@ -145,7 +148,7 @@ def check_benchmark(run: Run, stored: List[str], benchmark: Optional[str]) -> No
 @pass_state
 def show(state, run_ref, benchmark, as_json):
     """Show a run: its summary and a table per benchmark, units in the headers."""
-    store = state.reader
+    store = state.read(run_ref)
     run = store.get_run(run_ref)
     items = store.measurements(run.id)
     check_benchmark(run, list(dict.fromkeys(m.benchmark for m in items)), benchmark)
@@ -185,7 +188,7 @@ def export(state, run_ref, fmt_name, output):
 
     if output:
         check_output(output)
-    store = state.reader
+    store = state.read(run_ref)
     run = store.get_run(run_ref)
     text = export_run(store, run.id, fmt_name)
     if output:

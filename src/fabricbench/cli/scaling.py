@@ -225,7 +225,7 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
 
     if output:
         check_output(output)
-    store = state.reader
+    store = state.read(runs[0])
     if fmt is None:
         fmt = "html" if output and output.lower().endswith((".html", ".htm")) else "text"
     seen, series = set(), []

@@ -184,8 +184,9 @@ def duration(seconds: Optional[float]) -> str:
     return f"{s}s"
 
 
-def axis_value(v: float) -> str:
-    """A value-axis tick: '0', '250', '12k', '3.5M', and powers of two below 1 as '1/64'."""
+def axis_value(v: float, fractions: bool = False) -> str:
+    """A value-axis tick: '0', '250', '12k', '3.5M'; on a base-2 axis (fractions=True) the powers
+    of two below 1 as '1/64', not 0.015625."""
     if v == 0:
         return "0"
     a = abs(v)
@@ -193,7 +194,7 @@ def axis_value(v: float) -> str:
         return f"{v / 1e6:g}M"
     if a >= 1e4:
         return f"{v / 1e3:g}k"
-    if a < 1:
+    if a < 1 and fractions:
         frac = Fraction(a).limit_denominator(1 << 20)
         if frac.numerator == 1 and frac.denominator & (frac.denominator - 1) == 0 and float(frac) == a:
             return f"{'-' if v < 0 else ''}1/{frac.denominator}"

@@ -108,7 +108,7 @@ def speedup_plot(analysis, fmt: str = "svg") -> bytes:
             ax.plot(xs, [x / b for x in xs], color="#444444", linestyle=":", label="ideal")
         _scale_axis(ax, all_scales, _axis_name(analysis))
         ax.set_yscale("log", base=2)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: axis_value(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: axis_value(v, fractions=True)))
         ax.set_ylabel("speedup (x)")
         ax.set_title("Speedup against the baseline scale")
         ax.legend(loc="best")

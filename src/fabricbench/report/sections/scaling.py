@@ -52,14 +52,14 @@ def series_table(sa: sc.SeriesAnalysis, threshold: float) -> Table:
         Column(other_axis.capitalize()),
         Column("n"),
         Column(f"Mean {s.metric}", unit),
-        Column("+- 95% CI", unit),
-        Column("Stdev", unit),
-        Column("Min", unit),
-        Column("Max", unit),
+        Column("+- 95% CI", unit, secondary=True),
+        Column("Stdev", unit, secondary=True),
+        Column("Min", unit, secondary=True),
+        Column("Max", unit, secondary=True),
         Column("Speedup"),
-        Column("Ideal"),
+        Column("Ideal", secondary=True),
         Column("Efficiency"),
-        Column("Failed"),
+        Column("Failed", secondary=True),
     ]
     rows = []
     for p, e in zip(s.points, sa.efficiency):
@@ -105,7 +105,7 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
         Column("B is x times faster"),
         Column("B % faster"),
         Column("Time saved" if metric == "time" else "-"),
-        Column("Significant"),
+        Column("Significant", align="left"),
     ]
     rows = []
     for c in analysis.comparisons:
