@@ -38,6 +38,7 @@ def test_sizes_constants_and_machine_cells():
     assert f.size(65536) == "65,536" and f.binary_size(16384) == "16 KiB" and f.binary_size(1.5 * 2**20) == "1.5 MiB"
     assert f.size_tick(0.5) == "0" and f.size_tick(65536) == "64K" and f.size_tick(2**20) == "1M"
     assert f.exact(14.0625) == "14.0625" and f.exact(25.78125) == "25.78125" and f.exact(12500.0) == "12500"
+    assert f.exact(0.13333333333333333) == "0.133333" and f.exact(0.5) == "0.5"
     assert f.machine(0.1) == "0.1" and f.machine(None) == "" and f.machine(3) == "3" and f.machine(True) == "true"
     assert f.duration(65) == "1m05s" and f.duration(7380) == "2h03m" and f.duration(42) == "42s"
 

@@ -226,5 +226,21 @@ def test_progress_on_a_pipe_is_a_line_now_and_then():
         now[0] += 2.0
         p.update(task, completed=i + 1, size=f"{2 ** i} B")
     lines = buf.getvalue().splitlines()
-    assert lines[0] == "[0s] [1/3] latency 0/10"
-    assert len(lines) == 2 and lines[1] == "[16s] [1/3] latency 128 B 8/10"
+    assert lines == ["[16s] [1/3] latency 128 B 8/10"]  # nothing for the first 15 s, then one line per 15 s
+
+
+@pytest.mark.mpi
+def test_run_ends_with_the_headline_figures(cli):
+    out = cli("run", "latency", "bw", "allreduce", "--np", "2", "--sizes", "8:1K", "--time-budget", "0.01")
+    store = fabricbench.open_db(str(cli.db))
+    run = store.get_run("last")
+    ms = store.measurements(run.id)
+    lat = min((m for m in ms if m.benchmark == "latency"), key=lambda m: m.value)
+    bw = max((m for m in ms if m.benchmark == "bw"), key=lambda m: m.value)
+    ar = next(m for m in ms if m.benchmark == "allreduce" and m.params["size"] == 8)
+    text = out.stdout
+    assert f"lowest latency  {fmt.number(lat.value)} us at {fmt.binary_size(lat.params['size'])}" in text, text
+    assert f"peak bandwidth  {fmt.number(bw.value)} MB/s at {fmt.binary_size(bw.params['size'])}" in text, text
+    assert f"allreduce       {fmt.number(ar.value)} us at 8 B" in text, text
+    assert f"more: fabricbench show {run.id}" in text
+    assert len(out.stderr.splitlines()) <= 3, out.stderr  # a pipe gets a progress line now and then, not a redraw per point

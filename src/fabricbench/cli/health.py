@@ -110,12 +110,13 @@ def _cannot_run(message: str, as_json: bool) -> None:
 
 
 def _measure(store, launcher, plan, label, tags, timeout, as_json):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+    from fabricbench.cli.progress import progress as make_progress
     from fabricbench.workflows.health import run_check
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True, disable=as_json) as progress:
+    with make_progress(err_console, TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       disable=as_json) as progress:
         task = progress.add_task(f"checking {launcher.layout.np} nodes, all pairs", total=None)
 
         def update(done: int, planned: int) -> None:

@@ -31,7 +31,7 @@ class LineTask:
 
 
 class LineProgress:
-    """Progress as plain lines on stderr, at most one every `every` seconds (and the first at once)."""
+    """Progress as plain lines on stderr, one every `every` seconds (a short command prints none)."""
 
     def __init__(self, console: Console, every: float = LINE_EVERY, clock: Callable[[], float] = time.monotonic,
                  out: Optional[Console] = None):
@@ -40,7 +40,7 @@ class LineProgress:
         self.every = every
         self.clock = clock
         self.started = clock()
-        self.last: Optional[float] = None
+        self.last = self.started
         self.tasks: List[LineTask] = []
         self._next = 0
 
@@ -84,7 +84,7 @@ class LineProgress:
 
     def _maybe_print(self, task: LineTask) -> None:
         now = self.clock()
-        if self.last is not None and now - self.last < self.every:
+        if now - self.last < self.every:
             return
         self.last = now
         self.out.print(self.line(task), highlight=False, markup=False, soft_wrap=True)

@@ -134,6 +134,7 @@ def fabrics(as_json: bool) -> None:
                        ("Encoding", "left"), ("Data rate (Gb/s)", "right"), ("Data rate (MB/s)", "right"),
                        ("Switch (ns)", "right")):
         t.add_column(name, justify=just)
+    t.secondary = {4, 7}  # encoding and switch latency: a narrow terminal's second table
     sources = Table(title="Sources", title_justify="left")
     sources.add_column("Key")
     sources.add_column("Source")

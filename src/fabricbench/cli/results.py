@@ -222,8 +222,8 @@ def db_migrate(state):
     before = store.schema_version()
     store.prepare(migrate=True)
     if before is None:
-        click.echo(f"created {store.where} at schema version {SCHEMA_VERSION}")
+        console.print(f"created {store.where} at schema version {SCHEMA_VERSION}", highlight=False, markup=False)
     elif before == SCHEMA_VERSION:
-        click.echo(f"{store.where} is at schema version {SCHEMA_VERSION}; nothing to do")
+        console.print(f"{store.where} is at schema version {SCHEMA_VERSION}; nothing to do", highlight=False, markup=False)
     else:
-        click.echo(f"migrated {store.where} from schema version {before} to {SCHEMA_VERSION}")
+        console.print(f"migrated {store.where} from schema version {before} to {SCHEMA_VERSION}", highlight=False, markup=False)

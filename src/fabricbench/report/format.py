@@ -145,8 +145,12 @@ def size_tick(n: float, zero_below: float = 0.5) -> str:
     return f"{n:g}"
 
 
+EXACT_DIGITS = 9  # a constant with more significant digits than this is a repeating fraction, shown to 6
+
+
 def exact(v: Any) -> str:
-    """A constant with every digit it has, never in exponent form: 14.0625, 25.78125, 12500."""
+    """A constant with every digit it has, never in exponent form: 14.0625, 25.78125, 12500
+    (a repeating fraction such as 133.33.../1000 to six significant digits: 0.133333)."""
     f = _finite(v)
     if f is None:
         return MISSING
@@ -155,6 +159,8 @@ def exact(v: Any) -> str:
     text = repr(f)
     if "e" in text:
         text = f"{f:.17f}".rstrip("0").rstrip(".")
+    if len(text.replace("-", "").replace(".", "").lstrip("0")) > EXACT_DIGITS:
+        text = _sig(f, 6).rstrip("0").rstrip(".")
     return text
 
 

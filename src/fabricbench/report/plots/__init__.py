@@ -178,7 +178,8 @@ def _size_axis(ax, xs_all: Sequence[float], sizes: bool) -> None:
         ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _value_axis(ax, ys_all: Sequence[float], logy: bool) -> None:
+def value_axis(ax, ys_all: Sequence[float], logy: bool) -> None:
+    """A value axis whose ticks are all labelled in plain numbers (250, 12k, never 10^4)."""
     if logy and ys_all:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(_value_formatter))
@@ -216,8 +217,7 @@ def _ratio_axis(ax, ratios: Sequence[Curve], label: Tuple[str, str]) -> None:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
     ax.set_ylabel(label[0], fontsize=8)
     if label[1]:
-        ax.text(0.01, 0.96, safe_label(label[1], 60).split("\n")[0], transform=ax.transAxes, ha="left", va="top",
-                fontsize=7, color="#444444")
+        ax.set_title(safe_label(label[1], 80).split("\n")[0], loc="left", fontsize=7, color="#444444", pad=3)
     ax.grid(True, which="major", alpha=0.3)
 
 
@@ -261,7 +261,7 @@ def line_plot(
             _ratio_axis(rax, ratios, ratio_label)
         if logx and xs_all:
             _size_axis(rax if rax is not None else ax, xs_all, sizes)
-        _value_axis(ax, ys_all, logy)
+        value_axis(ax, ys_all, logy)
         ax.set_title(safe_label(title))
         (rax if rax is not None else ax).set_xlabel(xlabel)
         if rax is not None:

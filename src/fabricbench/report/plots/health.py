@@ -41,8 +41,7 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], title: str, unit: str, fm
         ax = fig.add_subplot()
         import matplotlib
 
-        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"].copy()
-        cmap.set_bad("#d9d9d9")
+        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"].with_extremes(bad="#d9d9d9")
         finite = m.compressed()
         vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
         vmin, vmax = _honest_range(vmin, vmax, lower_is_better)

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from fabricbench.report.format import axis_value, exact
-from fabricbench.report.plots import run_color, safe_label, save_figure
+from fabricbench.report.plots import run_color, safe_label, save_figure, value_axis
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -77,8 +77,8 @@ def value_plot(analysis, fmt: str = "svg", metric_label: Optional[str] = None) -
                 keep = pred > 0
                 ax.plot(grid[keep], pred[keep], color=color, linestyle="--", linewidth=1, alpha=0.8)
         _scale_axis(ax, all_scales, _axis_name(analysis))
-        if all(sa.series.points and all((p.mean or 1) > 0 for p in sa.series.points) for sa in shown):
-            ax.set_yscale("log")
+        values = [v for sa in shown for p in sa.series.points for v in (p.mean, p.ci_low, p.ci_high) if v is not None]
+        value_axis(ax, values, logy=all(sa.series.points and all((p.mean or 1) > 0 for p in sa.series.points) for sa in shown))
         first = shown[0].series if shown else None
         label = metric_label or (f"{first.metric} ({first.unit})" if first and first.unit else (first.metric if first else ""))
         ax.set_ylabel(label)
