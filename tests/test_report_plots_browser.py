@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import Browser, _chromium, _pixels
+from test_browser import _pixels, browser  # noqa: F401 - the module's headless Chromium fixture
 from test_report import make_demo_store
 from test_report_plots import near_equal_profile
 
@@ -39,16 +39,6 @@ EXPECTED = {
     "health": ["bandwidth-heatmap", "bandwidth-histogram"],
     "scaling": ["scaling-value", "scaling-speedup", "scaling-efficiency", "scaling-relative"],
 }
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium is not installed")
-    b = Browser(exe, tmp_path_factory.mktemp("chromium"))
-    yield b
-    b.quit()
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))
