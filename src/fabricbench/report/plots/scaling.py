@@ -17,7 +17,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from fabricbench.report.format import axis_value, exact
+from fabricbench.report.format import axis_value, exact, ratio
 from fabricbench.report.plots import run_color, safe_label, save_figure, value_axis
 
 _RC = {
@@ -166,7 +166,7 @@ def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
             label = f"{group}: {c.b} vs {c.a}" if group else f"{c.b} vs {c.a}"
             bars = ax.bar(xs, ys, width=width, color=run_color(i), label=safe_label(label))
             for rect, r in zip(bars, ys):
-                ax.annotate(f"{r:.2f}x", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                ax.annotate(ratio(r), (rect.get_x() + rect.get_width() / 2, rect.get_height()),
                             ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
         ax.axhline(1.0, color="#333333", linewidth=0.8)
         ax.set_xticks(range(len(scales)))
