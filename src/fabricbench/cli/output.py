@@ -61,6 +61,8 @@ def _as_text(cell: Any) -> Text:
     if isinstance(cell, Text):
         return _printable_text(cell)
     if isinstance(cell, str):
+        if "[" not in cell:
+            return Text(printable(cell))
         try:
             return Text.from_markup(printable(cell))
         except Exception:  # noqa: BLE001 - text that is not valid markup is shown as it is
@@ -181,7 +183,7 @@ class FitTable:
 
     # -- a terminal -------------------------------------------------------------------------
 
-    def _copy(self, cols: List[_Column], widths: Optional[List[int]], title: Optional[Text]) -> Table:
+    def _copy(self, cols: List[_Column], widths: Optional[List[int]], title: Optional[Text], rows: bool = True) -> Table:
         t = self.table
         new = Table(title=title, caption=self._caption(), box=t.box, show_header=t.show_header, show_lines=t.show_lines,
                     show_edge=t.show_edge, pad_edge=t.pad_edge, padding=t.padding, title_justify=t.title_justify,
@@ -192,13 +194,13 @@ class FitTable:
             src = c.source
             new.add_column(c.header, justify=src.justify, style=src.style, header_style=src.header_style,
                            vertical=src.vertical, width=widths[i] if widths else 1, no_wrap=False, overflow="fold")
-        for r in range(len(cols[0].cells) if cols else 0):
+        for r in range(len(cols[0].cells) if cols and rows else 0):
             new.add_row(*[c.cells[r] for c in cols])
         return new
 
     def _overhead(self, console: Console, options: ConsoleOptions, cols: List[_Column]) -> int:
         """Borders and padding of a table of these columns: its measured width minus the columns'."""
-        probe = self._copy(cols, None, None)
+        probe = self._copy(cols, None, None, rows=False)
         return Measurement.get(console, options.update_width(10**6), probe).maximum - len(cols)
 
     def _fit(self, console: Console, options: ConsoleOptions, cols: List[_Column], width: int) -> Optional[List[int]]:

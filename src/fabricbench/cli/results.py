@@ -117,15 +117,21 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
         title = f"{bench} — {metric}" + (f" ({', '.join(map(str, sorted(ranks)))} ranks)" if ranks else "")
         table = Table(title=Text(title), title_justify="left")
         table.key_columns = max(1, len(params))
+        stats = [s for s in STATS if any(getattr(m, s) is not None for m in group)]  # an import may have only values
+        with_n = any(m.n is not None for m in group)
         for p in params:
-            table.add_column("size (B)" if p == "size" else p, justify="right")
-        for stat in STATS:
+            numeric = all(isinstance(m.params.get(p), (int, float, type(None))) for m in group)
+            table.add_column("size (B)" if p == "size" else p, justify="right" if numeric else "left")
+        for stat in stats:
             table.add_column(f"{stat} ({unit})", justify="right")
-        table.add_column("n", justify="right")
-        table.secondary = {len(params) + STATS.index(s) for s in SECONDARY_STATS} | {len(params) + len(STATS)}
+        if with_n:
+            table.add_column("n", justify="right")
+        table.secondary = {len(params) + i for i, s in enumerate(stats) if s in SECONDARY_STATS}
+        if with_n:
+            table.secondary.add(len(params) + len(stats))
         for m in group:
             table.add_row(*[Text(_param_text(m.params.get(p))) for p in params],
-                          *[fmt.number(getattr(m, s)) for s in STATS], fmt.count(m.n) if m.n is not None else "")
+                          *[fmt.number(getattr(m, s)) for s in stats], *([fmt.count(m.n) if m.n is not None else ""] if with_n else []))
         tables.append(table)
     return tables
 
