@@ -74,11 +74,11 @@ def _words(text: str) -> List[str]:
     return [w for line in text.splitlines() for w in line.split()] or [""]
 
 
-def _cell_min(text: str) -> int:
-    """Narrowest a cell may be: its longest number or word (long text words may fold)."""
+def _cell_min(text: str, fold: bool = True) -> int:
+    """Narrowest a cell may be: its longest number or word (long text words may fold unless told)."""
     width = 0
     for w in _words(text):
-        need = len(w) if _NUMBER_WORD.match(w) or len(w) <= FOLD_WORDS_OVER else FOLD_WORDS_OVER
+        need = len(w) if not fold or _NUMBER_WORD.match(w) or len(w) <= FOLD_WORDS_OVER else FOLD_WORDS_OVER
         width = max(width, need)
     return width
 
@@ -99,12 +99,15 @@ def _line_len(text: str) -> int:
 
 
 class _Column:
-    def __init__(self, source, header: Text, cells: List[Text]):
+    def __init__(self, source, header: Text, cells: List[Text], key: bool = False):
         self.source = source
         self.header = header
         self.cells = cells
-        cell_min = _line_len if source.no_wrap else _cell_min  # a no_wrap column (a date and time) keeps each cell on one line
-        self.min = max([max((len(w) for w in _words(header.plain)), default=0)] + [cell_min(c.plain) for c in cells])
+        if source.no_wrap:  # a no_wrap column (a date and time) keeps each cell on one line
+            cell_mins = [_line_len(c.plain) for c in cells]
+        else:  # a key (a benchmark or test name) is never folded either
+            cell_mins = [_cell_min(c.plain, fold=not key) for c in cells]
+        self.min = max([max((len(w) for w in _words(header.plain)), default=0)] + cell_mins)
         self.body = max([_line_len(c.plain) for c in cells] + [1])  # widest cell: what it takes not to wrap a cell
         self.max = max(_line_len(header.plain), self.body)
         self.min = max(1, min(self.min, self.max))
@@ -137,9 +140,9 @@ class FitTable:
 
     def _columns(self) -> List[_Column]:
         out = []
-        for col in self.table.columns:
+        for i, col in enumerate(self.table.columns):
             cells = [_as_text(c) for c in col._cells]
-            out.append(_Column(col, _as_text(col.header), cells))
+            out.append(_Column(col, _as_text(col.header), cells, key=i < self.key_columns))
         return out
 
     def _title(self) -> Optional[Text]:
