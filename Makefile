@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 RESULTS ?= fabricbench-results
 NP     ?= 2
-FB      = $(VENV)/bin/fabricbench --db $(RESULTS)/results.db
+# The default database (FABRICBENCH_DB, else the user data directory): the one plain `fabricbench` reads.
+FB      = $(VENV)/bin/fabricbench
 
 .PHONY: run test setup system-deps test-deps install dev clean
 
@@ -13,6 +14,8 @@ run: setup
 	$(FB) show last
 	$(FB) report last -o $(RESULTS)/quick-report.html
 	@echo "report: $(RESULTS)/quick-report.html"
+	@echo "results database: $$($(FB) db path)"
+	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
 test: setup test-deps
 	$(VENV)/bin/python -m pytest -ra

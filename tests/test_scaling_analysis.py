@@ -184,7 +184,7 @@ def test_seed004_imported_tells_the_papers_story(cli, db_path):
     for figure in ("0.38", "0.84", "0.12", "0.70", "1.69x", "3.80x", "2.29x", "12.83x", "Relative performance by fabric"):
         assert figure in text, figure
     md = cli("scaling-report", *ids, "--format", "markdown").stdout
-    assert "| 16 | 64 | 3 | 14273 |" in md and "3.80x" in md
+    assert "| 16 | 64 | 3 | 14,273.0 |" in md and "3.80x" in md  # the one number formatter: one decimal from 100 to 1e5
 
 
 def test_scaling_report_html_with_plots(cli, db_path, tmp_path):

@@ -25,10 +25,11 @@ static const fb_bench benchmarks[] = {
     {.name = "latency", .family = "pt2pt", .run = fb_run_latency, .min_ranks = 2, .metrics = LATENCY,
      .summary = "blocking ping-pong between ranks 0 and 1, one-way = round trip / 2",
      .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED},
-    {.name = "bw", .family = "pt2pt", .run = fb_run_bw, .min_ranks = 2, .metrics = {"bandwidth"},
+    {.name = "bw", .family = "pt2pt", .run = fb_run_bw, .min_ranks = 2, .even_ranks = 1, .metrics = {"bandwidth"},
      .summary = "rank 0 to 1: a window of non-blocking sends, acknowledged by the receiver",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW},
-    {.name = "bibw", .family = "pt2pt", .run = fb_run_bibw, .min_ranks = 2, .metrics = {"bibandwidth"},
+    {.name = "bibw", .family = "pt2pt", .run = fb_run_bibw, .min_ranks = 2, .even_ranks = 1,
+     .metrics = {"bibandwidth"},
      .summary = "ranks 0 and 1: windows of non-blocking sends in both directions at once",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW},
     {.name = "mbw_mr", .family = "pt2pt", .run = fb_run_mbw_mr, .min_ranks = 2, .even_ranks = 1,
@@ -207,8 +208,9 @@ int fb_bench_check(const fb_ctx *ctx, char *err, size_t len, int *usage)
         return -1;
     }
     if (b->even_ranks && ctx->np % 2) {
-        snprintf(err, len, "%s needs an even number of ranks (got %d): rank i is paired with rank i + np/2",
-                 b->name, ctx->np);
+        snprintf(err, len, "%s needs an even number of ranks (got %d): %s", b->name, ctx->np,
+                 b->pairing == FB_PAIRS_HALVES ? "rank i is paired with rank i + np/2"
+                                               : "it measures a pair of ranks (0 and 1) and leaves no rank unpaired");
         return -1;
     }
     *usage = 1;

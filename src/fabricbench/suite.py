@@ -238,4 +238,6 @@ def check_ranks(spec: BenchmarkSpec, ranks: int) -> None:
     if ranks < spec.min_ranks:
         raise UsageError(f"{spec.name} needs at least {spec.min_ranks} ranks; --np is {ranks}")
     if spec.even_ranks and ranks % 2:
-        raise UsageError(f"{spec.name} pairs rank i with i + np/2 and needs an even rank count; --np is {ranks}")
+        how = "pairs rank i with i + np/2" if spec.name in ("mbw_mr", "multi_lat") else "measures between a pair of ranks"
+        raise UsageError(f"{spec.name} {how} and needs an even rank count; --np is {ranks}: "
+                         f"use --np {max(spec.min_ranks, ranks - 1)} or --np {ranks + 1}")

@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.direction import describe, improvement, lower_is_better
 from fabricbench.analysis.series import Series, group_series, headline, variant_label
+from fabricbench.report.format import number
 
 # Two-sided 95% critical values of Student's t for 1..30 degrees of freedom.
 _T975 = (
@@ -193,8 +194,7 @@ class SeriesComparison:
         }
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+_fmt = number  # the one number formatter (report.format)
 
 
 def compare_points(a: Any, b: Any, metric: str, size: Optional[int] = None) -> PointComparison:

@@ -46,6 +46,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from fabricbench.report.format import number, percent
+
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
 
@@ -218,21 +220,11 @@ def row_col_medians(m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 # ---- one metric -----------------------------------------------------------------------------
 
-def _fmt(v: Optional[float]) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
+_fmt = number  # the one number formatter (report.format)
 
 
 def _pct(r: float) -> str:
-    return f"{100.0 * r:.0f}%"
+    return percent(100.0 * r, decimals=0)
 
 
 class _Metric:

@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
+from fabricbench.report.format import binary_size
+
 FORMAT = "fabricbench-mpi-profile"
 SUPPORTED_VERSION = 1
 CALL_COLUMNS = ["rank", "call", "bin", "count", "bytes", "time", "min", "max"]
@@ -30,18 +32,7 @@ def bin_range(b: int) -> Tuple[int, int]:
     return (1 << (b - 1), (1 << b) - 1)
 
 
-def format_bytes(n: float) -> str:
-    """Binary units, as message sizes are usually powers of two: 16384 -> '16 KiB'."""
-    if n < 1024:
-        return f"{n:.0f} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        n /= 1024.0
-        if n < 1024 or unit == "PiB":
-            text = f"{n:.3g}"
-            if "e" in text:
-                text = f"{n:.0f}"
-            return f"{text} {unit}"
-    raise AssertionError("unreachable")
+format_bytes = binary_size  # 16384 -> '16 KiB' (report.format)
 
 
 def load_profile(path: PathLike) -> Dict[str, Any]:

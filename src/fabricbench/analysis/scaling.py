@@ -33,6 +33,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from fabricbench.analysis.compare import t_critical_975, welch
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.models.scaling import MIN_SCALES, ModelError, ScalingModel, fit_scaling_model
+from fabricbench.report.format import exact
 
 BENCHMARK = "scale"
 DEFAULT_THRESHOLD = 0.7
@@ -566,5 +567,4 @@ def analyse(
     return StudyAnalysis(threshold, analysed, comparisons)
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+_num = exact  # scales as written: 16, 0.5 (report.format)

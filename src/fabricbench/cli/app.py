@@ -3,18 +3,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from fabricbench import __version__
+from fabricbench.cli.output import console, err_console, printable, safe_markup  # noqa: F401 - the consoles every command prints through
 from fabricbench.errors import FabricbenchError, UsageError
 
-console = Console()
-err_console = Console(stderr=True)
+
+
+class NoDatabase(FabricbenchError):
+    """A command that only reads was pointed at a database that does not exist (nothing is created)."""
 
 
 class State:
@@ -43,6 +46,52 @@ class State:
                                   "without finishing it; it is now marked failed", highlight=False, soft_wrap=True)
         return self._store
 
+    def sqlite_file(self) -> Optional[Path]:
+        """The SQLite file the URL names (None for a server database or memory)."""
+        import sqlalchemy as sa
+
+        url = sa.engine.make_url(self.url)
+        if not url.drivername.startswith("sqlite") or not url.database or url.database == ":memory:":
+            return None
+        return Path(url.database)
+
+    @property
+    def reader(self):
+        """The database for a command that only reads: never created, nor its folder."""
+        return self.read()
+
+    def read(self, ref: Any = None):
+        """The database for a command that only reads (about run `ref`): never created, nor its folder."""
+        path = self.sqlite_file()
+        if path is not None and not path.is_file():
+            what = f"no run '{ref}': " if ref is not None else ""
+            raise NoDatabase(
+                f"{what}no results database at {path}: nothing has been measured or imported there "
+                "(choose one with --db or FABRICBENCH_DB; 'fabricbench db path' shows the default)"
+            )
+        return self.store
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)\.(?=\s|$)")
+
+
+def summary_line(cmd: click.Command) -> str:
+    """A command's line in the command list: its short help, else the whole first sentence."""
+    if cmd.short_help:
+        return cmd.short_help
+    text = (cmd.help or "").split("\n\n")[0].replace("\b\n", " ")
+    text = " ".join(text.split())
+    m = _SENTENCE_END.search(text)
+    return text[: m.start()] if m else text
+
+
+def error_line(message: Any) -> None:
+    """One line on stderr: 'error: ...', controls escaped; nothing when the terminal went away (SIGHUP)."""
+    try:
+        err_console.print(f"[bold red]error:[/] {safe_markup(message)}", highlight=False, soft_wrap=True)
+    except OSError:
+        pass
+
 
 class FabricbenchGroup(click.Group):
     """Turns a FabricbenchError anywhere below into one line on stderr and its exit status.
@@ -50,7 +99,10 @@ class FabricbenchGroup(click.Group):
     SIGINT, SIGTERM (scancel, timeout) and SIGHUP (a closed terminal) stop a command the
     same way: the job is stopped, the run marked interrupted with its points, and the exit
     status is 128 + the signal (130, 143, 129).
+    Lists commands with their whole first sentence; shows user input in click's own errors escaped.
     """
+
+    group_class = type  # subgroups (lab, db) behave the same
 
     def invoke(self, ctx):
         from fabricbench.launch.procs import stop_cause, stop_signals
@@ -59,26 +111,39 @@ class FabricbenchGroup(click.Group):
             with stop_signals():
                 return super().invoke(ctx)
         except FabricbenchError as exc:
-            _error(str(exc))
+            error_line(exc)
             ctx.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
         except KeyboardInterrupt as exc:  # before any run was created
             cause = stop_cause(exc)
-            _error(f"interrupted by {cause.name}")
+            error_line(f"interrupted by {cause.name}")
             ctx.exit(cause.exit_code)
         except BrokenPipeError:  # `fabricbench runs --json | head`: the reader is gone; exit 1 quietly, as rich does
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             ctx.exit(1)
         except OSError as exc:  # the machine said no (a full disk, a read-only folder): one line, not a traceback
             where = f": {exc.filename}" if exc.filename else ""
-            _error(f"{exc.strerror or exc}{where}")
+            error_line(f"{exc.strerror or exc}{where}")
             ctx.exit(1)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
 
-def _error(message: str) -> None:
-    try:
-        err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True, soft_wrap=True)
-    except OSError:  # the terminal went away (SIGHUP)
-        pass
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, summary_line(cmd)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=FabricbenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,7 +153,7 @@ def _error(message: str) -> None:
     envvar="FABRICBENCH_DB",
     metavar="URL",
     help="Results database: a SQLite file path or a SQLAlchemy URL (postgresql://...). "
-    "Default: results.db in the user data directory; also FABRICBENCH_DB.",
+    "Default: results.db in the user data directory (see 'fabricbench db path'); also FABRICBENCH_DB.",
 )
 @click.version_option(__version__, prog_name="fabricbench")
 @click.pass_context

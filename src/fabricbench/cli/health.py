@@ -7,7 +7,7 @@ can gate a job or run from cron.
 from __future__ import annotations
 
 import sys
-from typing import Optional, Tuple
+from typing import Tuple
 
 import click
 from rich.table import Table
@@ -15,6 +15,7 @@ from rich.table import Table
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench.report.format import number
 from fabricbench.workflows.session import RunInterrupted
 
 NODE_TABLE_MAX = 64  # larger checks list the flagged and the slowest nodes only
@@ -72,7 +73,7 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
         if from_run:
             if np or hostfile or hosts:
                 raise UsageError("--from-run analyses a stored run: give no --np, --hostfile or --hosts with it")
-            data = state.store.load(from_run)
+            data = state.read(from_run).load(from_run)
             result = check(data.run, data.measurements, data.hosts, thresholds, direction=direction,
                            floor_percent=floor_percent, size=size_bytes if _given("size") else None)
         else:
@@ -117,12 +118,13 @@ def _cannot_run(message: str, as_json: bool) -> None:
 
 
 def _measure(store, launcher, plan, label, tags, timeout, as_json):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+    from fabricbench.cli.progress import progress as make_progress
     from fabricbench.workflows.health import run_check
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True, disable=as_json) as progress:
+    with make_progress(err_console, TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       disable=as_json) as progress:
         task = progress.add_task(f"checking {launcher.layout.np} nodes, all pairs", total=None)
 
         def update(done: int, planned: int) -> None:
@@ -131,16 +133,7 @@ def _measure(store, launcher, plan, label, tags, timeout, as_json):
         return run_check(store, launcher, plan, label=label, tags=tags, timeout=timeout, progress=update)
 
 
-def _fmt(v: Optional[float]) -> str:
-    if v is None:
-        return "-"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
+_fmt = number
 
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}

@@ -19,6 +19,7 @@ from fabricbench.cli.app import (
     tag_option,
 )
 from fabricbench.errors import UsageError
+from fabricbench.report.format import exact, number, percent
 
 
 @main.command("hpcc")
@@ -72,14 +73,7 @@ def hpcc_command(state, np_: int, hostfile: Optional[str], launcher: Optional[st
     show(result)
 
 
-def _fmt(value: Optional[float]) -> str:
-    if value is None:
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 10:
-        return f"{value:.2f}"
-    return f"{value:.4g}"
+_fmt = number
 
 
 def show(result) -> None:
@@ -102,8 +96,8 @@ def show(result) -> None:
         console.print(f"random ring latency: {_fmt(latency['values'][0])} us", highlight=False)
     if result.hpl_gflops is not None:
         if result.percent_of_peak is not None:
-            console.print(f"HPL: {_fmt(result.hpl_gflops)} Gflop/s = {result.percent_of_peak:.1f}% of "
-                          f"{result.peak.gflops:.6g} Gflop/s peak ({result.peak.source})", highlight=False, soft_wrap=True)
+            console.print(f"HPL: {_fmt(result.hpl_gflops)} Gflop/s = {percent(result.percent_of_peak)} of "
+                          f"{exact(result.peak.gflops)} Gflop/s peak ({result.peak.source})", highlight=False, markup=False)
         else:
             console.print(f"HPL: {_fmt(result.hpl_gflops)} Gflop/s (peak unknown: give --peak-gflops)", highlight=False,
                           soft_wrap=True)

@@ -1,7 +1,9 @@
 """`fabricbench lab ...`: bring an emulated cluster up, look at it, launch into it, tear it down."""
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import sys
 from typing import Optional, Tuple
 
@@ -9,7 +11,8 @@ import click
 from rich.table import Table
 
 from fabricbench.cli.app import console, json_option, main, print_json
-from fabricbench.lab import LabError, LabSpec, current_lab, lab_name, parse_degrade, tcp_goodput
+from fabricbench.errors import UsageError
+from fabricbench.lab import LabError, LabSpec, current_lab, lab_name, parse_degrade, parse_rate, tcp_goodput
 from fabricbench.lab import core as lab_core
 from fabricbench.lab.spec import DEFAULT_LINK, default_subnet
 
@@ -20,6 +23,26 @@ name_option = click.option(
     metavar="NAME",
     help="Lab name (default fbl; also FABRICBENCH_LAB): it prefixes every namespace and interface the lab makes.",
 )
+
+
+_DECIMAL_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(|bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps|tbps)\s*$", re.I)
+RATE_UNITS = "bit, kbit, mbit, gbit, tbit (bits/s) or bps, kbps, mbps, gbps, tbps (bytes/s)"
+
+
+def check_rate(option: str, text: str) -> None:
+    """A lab link rate in tc's decimal units; a binary unit (1gibit) or a typo is a usage error (exit 2)."""
+    m = _DECIMAL_RATE.match(text)
+    if m is None:
+        unit = re.sub(r"^[\s0-9.]*", "", text).strip().lower()
+        near = difflib.get_close_matches(unit.replace("i", "", 1) if unit.endswith(("ibit", "ibps")) else unit,
+                                         [u.strip() for u in "bit kbit mbit gbit tbit bps kbps mbps gbps tbps".split()], n=1)
+        number = text[: len(text) - len(text.lstrip("0123456789. "))].strip() or "1"
+        hint = f"; did you mean {number}{near[0]}?" if near else ""
+        raise UsageError(f"{option} {text}: not a lab link rate; use a number and one of {RATE_UNITS}{hint}")
+    try:
+        parse_rate(text)
+    except LabError as exc:
+        raise UsageError(f"{option} {text}: {exc}") from None
 
 
 def _name_flag(name: str) -> str:
@@ -39,7 +62,7 @@ def lab() -> None:
 
 @lab.command()
 @click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes (network namespaces).")
-@click.option("--link", default=DEFAULT_LINK, show_default=True, metavar="RATE", help="Rate of every node's link, in tc syntax: 1gbit, 200mbit, 10gbit.")
+@click.option("--link", default=DEFAULT_LINK, show_default=True, metavar="RATE", help="Rate of every node's link in tc's decimal units: 1gbit, 200mbit, 10gbit (bit units: bits/s; bps units: bytes/s).")
 @click.option("--switches", type=click.Choice(["1", "2"]), default="1", show_default=True, help="Switches; with 2 the nodes are split between them.")
 @click.option("--uplink", metavar="RATE", help="Rate of the link between two switches (default: --link).")
 @click.option("--degrade", multiple=True, metavar="NODE=RATE", help="Give one node's link a lower rate, e.g. n3=100mbit (repeatable).")
@@ -49,6 +72,11 @@ def lab() -> None:
 @json_option
 def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tuple[str, ...], subnet: Optional[str], mtu: int, name: Optional[str], as_json: bool) -> None:
     """Bring a lab up (a no-op if the same lab is already up)."""
+    check_rate("--link", link)
+    if uplink:
+        check_rate("--uplink", uplink)
+    for item in degrade:
+        check_rate("--degrade", item.partition("=")[2] or item)
     name = lab_name(name)
     spec = LabSpec(
         nodes=nodes,

@@ -6,10 +6,12 @@ import time
 from typing import Optional, Tuple
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from fabricbench import suite
-from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, tag_option
+from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, safe_markup, tag_option
+from fabricbench.cli.progress import progress as make_progress
+from fabricbench.report import format as fmt
 from fabricbench.errors import UsageError
 from fabricbench.launch import Layout, get_launcher, launcher_names
 from fabricbench.workflows.engine import Observer, measure
@@ -18,7 +20,7 @@ from fabricbench.workflows.engine import Observer, measure
 class ProgressObserver(Observer):
     """Benchmark, message size, points done / total, elapsed."""
 
-    def __init__(self, progress: Progress):
+    def __init__(self, progress):
         self.progress = progress
         self.task = None
         self.started = time.monotonic()
@@ -105,20 +107,48 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         extra += ["--time-budget", str(time_budget)]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra)
     store = state.store
-    with Progress(
+    with make_progress(
+        console,
         TextColumn("{task.description}"),
         TextColumn("{task.fields[size]}", style="cyan"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=console,
-        transient=True,
     ) as progress:
         outcome = measure(store, chosen, steps, label=label, tags=tag_map, timeout=timeout, observer=ProgressObserver(progress),
                           watchdog=watchdog)
     console.print(
         f"run [bold]{outcome.run.id}[/] complete: {outcome.points} points from {len(steps)} benchmarks "
-        f"on {chosen.layout.np} ranks, stored in {store.where}",
+        f"on {chosen.layout.np} ranks, stored in {safe_markup(store.where)}",
         highlight=False,
     )
-    console.print(f"see it with: fabricbench show {outcome.run.id}", highlight=False)
+    print_headlines(store, outcome.run)
+    console.print(f"more: fabricbench show {outcome.run.id} (every point), "
+                  f"fabricbench report {outcome.run.id} -o report.html (plots)", highlight=False, markup=False)
+
+
+def headline_lines(store, run) -> list:
+    """'lowest latency   0.210 us at 8 B' and the like, from the stored run (with its link when known)."""
+    from fabricbench.analysis.headlines import headline_figures
+    from fabricbench.report.context import loaded_from
+
+    loaded = loaded_from(store, [run])[0]
+    c = loaded.ceiling
+    link = ""
+    if c is not None:
+        link = (c.pcie.name if c.by == "pcie" and c.pcie else c.fabric.name if c.fabric else "the link")
+    figures = headline_figures(loaded.measurements, c.limit_MBps if c else None, link)
+    width = max((len(h.name) for h in figures), default=0)
+    lines = []
+    for h in figures:
+        at = f" at {fmt.binary_size(h.size)}" if h.size is not None else ""
+        text = f"  {h.name:<{width}}  {fmt.number(h.value)} {h.unit}{at}"
+        if h.percent_of_link is not None:
+            text += f" ({fmt.percent(h.percent_of_link)} of {h.link})"
+        lines.append(text)
+    return lines
+
+
+def print_headlines(store, run) -> None:
+    for line in headline_lines(store, run):
+        console.print(line, highlight=False, markup=False)

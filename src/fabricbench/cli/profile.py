@@ -6,6 +6,8 @@ import tempfile
 from pathlib import Path
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.errors import FabricbenchError, UsageError
@@ -34,7 +36,11 @@ def profile(state, label, tags, timeout, keep, command):
     from fabricbench.importers.fbprofile import store_profile
     from fabricbench.launch.procs import guard
 
+    from fabricbench.report.files import check_output
+
     tag_map = parse_tags(tags)
+    if keep:
+        check_output(keep)
     store = state.store  # open (and check) the database before spending time on the program
     with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
         guard().remove_on_death(tmp)  # also when fabricbench is SIGKILLed while the program runs
@@ -46,8 +52,8 @@ def profile(state, label, tags, timeout, keep, command):
     s = summarize(data)
     console.print(f"profile stored as run [bold]{run.id}[/]: {s['headline']}", highlight=False)
     for c in s["top_calls"][:3]:
-        console.print(f"  {c['sentence']}", highlight=False)
-    console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False)
+        console.print(f"  {c['sentence']}", highlight=False, markup=False)
+    console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False, markup=False)
     if rc != 0:
         raise NoProfile(f"the profile was stored, but {reason}")
 
@@ -59,16 +65,44 @@ def profile(state, label, tags, timeout, keep, command):
 @pass_state
 def show_profile(state, run_ref, top, as_json):
     """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers."""
-    from fabricbench.analysis.profile import format_summary, summarize
+    from fabricbench.analysis import profile as prof
 
-    run = state.store.get_run(run_ref)
-    data = state.store.artifact(run.id, "profile")
+    store = state.read(run_ref)
+    run = store.get_run(run_ref)
+    data = store.artifact(run.id, "profile")
     if data is None:
         raise UsageError(f"run {run.id} is a {run.kind} run, not a profile (see 'fabricbench runs --kind profile')")
-    summary = summarize(data, top=top, talkers=top)
+    s = prof.summarize(data, top=top, talkers=top)
     if as_json:
-        print_json({"run": run.to_dict(), "summary": summary})
+        print_json({"run": run.to_dict(), "summary": s})
         return
     if run.label or run.tags:
-        console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}", highlight=False)
-    click.echo(format_summary(summary))
+        console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}",
+                      highlight=False, markup=False)
+    for line in prof.head_lines(s):
+        console.print(line, highlight=False, markup=False)
+    if s["top_calls"]:
+        console.print("\nTop MPI calls by time (summed over ranks):")
+        for c in s["top_calls"]:
+            console.print(f"  - {c['sentence']}", highlight=False, markup=False)
+        console.print(_table(prof.CALL_HEADERS, prof.call_rows(s), "lrrrrrl"))
+        if s["calls_total"] > len(s["top_calls"]):
+            console.print(f"  ... and {s['calls_total'] - len(s['top_calls'])} more calls")
+    else:
+        console.print("No MPI calls were recorded.")
+    console.print(prof.imbalance_line(s), highlight=False, markup=False)
+    if s["top_talkers"]:
+        console.print(f"Top talkers (bytes from source to destination rank; {prof.format_bytes(s['matrix_bytes'])} in all):",
+                      highlight=False, markup=False)
+        console.print(_table(prof.TALKER_HEADERS, prof.talker_rows(s), "rrrrl"))
+    else:
+        console.print("No point-to-point, one-sided or collective traffic between ranks was recorded.")
+
+
+def _table(headers, rows, aligns: str) -> Table:
+    t = Table()
+    for h, a in zip(headers, aligns):
+        t.add_column(h, justify="right" if a == "r" else "left")
+    for r in rows:
+        t.add_row(*[Text(c) for c in r])
+    return t

@@ -1,7 +1,6 @@
 """`fabricbench report`, `fabricbench compare` and `fabricbench fabrics`: printing only; the work is in analysis/ and report/."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional, Tuple
 
 import click
@@ -9,47 +8,51 @@ from rich.table import Table
 from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
-from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench.errors import UsageError
+from fabricbench.report import format as fmt
 
 
 @main.command()
 @click.argument("runs", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Output file (default: report.html, or report.md with --format markdown).")
-@click.option("--format", "fmt", type=click.Choice(["html", "markdown"]), default="html", show_default=True, help="One self-contained HTML file, or Markdown with plot files.")
+@click.option("--format", "fmt_name", type=click.Choice(["html", "markdown"]), default="html", show_default=True, help="One self-contained HTML file, or Markdown with plot files.")
 @click.option("--plots-dir", type=click.Path(file_okay=False), help="Also write every plot as a file here (Markdown default: <output>_plots/).")
 @click.option("--plot-format", type=click.Choice(["svg", "png"]), default="svg", show_default=True, help="Plot image format.")
 @click.option("--title", default="fabricbench report", show_default=True, help="Report title.")
 @click.option("--baseline", default=None, metavar="RUN", help="Run the others are compared against (default: the first).")
 @click.option("--max-curves", type=click.IntRange(1, 200), default=12, show_default=True, help="Curves drawn per plot (tables keep every run).")
 @pass_state
-def report(state, runs: Tuple[str, ...], output: Optional[str], fmt: str, plots_dir: Optional[str], plot_format: str,
+def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, plots_dir: Optional[str], plot_format: str,
            title: str, baseline: Optional[str], max_curves: int) -> None:
-    """Write a report over RUNS (ids, uuids or 'last'): plots, tables, configuration, % of peak."""
-    from fabricbench.report import ReportOptions, build_report_from, load_runs, write_report
+    """Write a report over RUNS (ids, uuids or 'last'): plots, tables, configuration, % of peak.
 
-    loaded = load_runs(state.store, runs)
+    The output file's folder must exist; --plots-dir (and Markdown's <output>_plots/) is created
+    inside an existing folder.
+    """
+    from fabricbench.report import ReportOptions, build_report_from, load_runs, write_report
+    from fabricbench.report.files import check_folder, check_output
+
+    out = check_output(output or ("report.html" if fmt_name == "html" else "report.md"))
+    if plots_dir:
+        check_folder(plots_dir)
+    store = state.read(runs[0])
+    loaded = load_runs(store, runs)
     base_index = 0
     if baseline is not None:
-        base_run = state.store.get_run(baseline)
+        base_run = store.get_run(baseline)
         matches = [r.index for r in loaded if r.run.id == base_run.id]
         if not matches:
             raise UsageError(f"--baseline {baseline} is not one of the runs in the report")
         base_index = matches[0]
     options = ReportOptions(title=title, plot_format=plot_format, max_curves=max_curves, baseline=base_index)
     rep = build_report_from(loaded, options)
-    out = Path(output or ("report.html" if fmt == "html" else "report.md"))
-    try:
-        path = write_report(rep, out, fmt=fmt, plots_dir=plots_dir)
-    except OSError as exc:
-        raise FabricbenchError(f"cannot write {exc.filename or out}: {exc.strerror}") from None
+    path = write_report(rep, out, fmt=fmt_name, plots_dir=plots_dir, create_folders=False)
     n_fig = len(rep.figures())
-    console.print(f"wrote {path} ({len(loaded)} run{'s' if len(loaded) != 1 else ''}, {len(rep.sections)} sections, {n_fig} plots)", highlight=False)
+    console.print(f"wrote {path} ({len(loaded)} run{'s' if len(loaded) != 1 else ''}, {len(rep.sections)} sections, {n_fig} plots)",
+                  highlight=False, markup=False)
 
 
-def _num(v: Optional[float]) -> str:
-    from fabricbench.report.blocks import fmt_value
-
-    return fmt_value(v)
+_num = fmt.number
 
 
 @main.command()
@@ -63,7 +66,7 @@ def compare(state, run_a: str, run_b: str, benchmark: Optional[str], as_json: bo
     from fabricbench.analysis.compare import compare_runs
     from fabricbench.analysis.direction import direction_word
 
-    result = compare_runs(state.store, run_a, run_b, benchmark=benchmark)
+    result = compare_runs(state.read(run_a), run_a, run_b, benchmark=benchmark)
     if benchmark and not result.series and not result.only_a and not result.only_b:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
     if as_json:
@@ -129,10 +132,16 @@ def fabrics(as_json: bool) -> None:
     t = Table(title="Fabric catalog (data/fabrics.toml); data rates per direction", title_justify="left")
     for name, just in (("Key", "left"), ("Name", "left"), ("Lanes", "right"), ("Lane rate (Gb/s)", "right"),
                        ("Encoding", "left"), ("Data rate (Gb/s)", "right"), ("Data rate (MB/s)", "right"),
-                       ("Switch (ns)", "right"), ("Source", "left")):
-        t.add_column(name, justify=just, overflow="fold")
+                       ("Switch (ns)", "right")):
+        t.add_column(name, justify=just)
+    t.secondary = {4, 7}  # encoding and switch latency: a narrow terminal's second table
+    sources = Table(title="Sources", title_justify="left")
+    sources.add_column("Key")
+    sources.add_column("Source")
     for f in cat.values():
-        sw = "-" if not f.switch_latency_ns else "-".join(str(x) for x in dict.fromkeys(f.switch_latency_ns))
-        t.add_row(f.key, f.name, str(f.lanes), f"{f.signalling_gbps:g}", f.encoding, f"{f.data_rate_gbps:.4g}",
-                  f"{f.data_rate_MBps:,.0f}", sw, f.source)
+        sw = "-" if not f.switch_latency_ns else "-".join(fmt.exact(x) for x in dict.fromkeys(f.switch_latency_ns))
+        t.add_row(Text(f.key), Text(f.name), str(f.lanes), fmt.exact(f.signalling_gbps), Text(f.encoding),
+                  fmt.number(f.data_rate_gbps), fmt.number(f.data_rate_MBps), sw)
+        sources.add_row(Text(f.key), Text(f.source))
     console.print(t)
+    console.print(sources)

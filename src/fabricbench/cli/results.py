@@ -1,19 +1,24 @@
 """Looking at stored results: `runs`, `show`, `export`, and `db path` / `db migrate`."""
 from __future__ import annotations
 
-import csv
-import io
+import difflib
 import json
 import sys
 from collections import OrderedDict
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import click
 from rich.table import Table
+from rich.text import Text
 
-from fabricbench.cli.app import console, json_option, main, pass_state, print_json
+from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
+from fabricbench.errors import UsageError
+from fabricbench.report import format as fmt
 from fabricbench.store import Measurement, Run, Store
-from fabricbench.store.records import STAT_FIELDS
+
+STATUS_STYLE = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
+STATS = ("value", "min", "median", "p99", "max", "stdev")
+SECONDARY_STATS = ("max", "stdev")  # with n, what a narrow terminal shows in a second table
 
 
 def _tags_text(tags: Dict[str, str]) -> str:
@@ -47,23 +52,35 @@ def runs_cmd(state, kind, tag_filter, last, as_json):
     """List stored runs."""
     from fabricbench.cli.app import parse_tags
 
-    store = state.store
-    found = [run_summary(store, r) for r in store.list_runs(kind=kind, tags=parse_tags(tag_filter), limit=last)]
+    tags = parse_tags(tag_filter)
+    try:
+        store = state.reader
+    except NoDatabase:
+        if as_json:
+            print_json([])
+        else:
+            console.print(f"no runs: {state.sqlite_file()} does not exist yet (nothing measured or imported there)",
+                          highlight=False, markup=False)
+        return
+    found = [run_summary(store, r) for r in store.list_runs(kind=kind, tags=tags, limit=last)]
     if as_json:
         print_json(found)
         return
-    table = Table(title=f"runs in {store.where}", title_justify="left")
-    for col in ("id", "date (UTC)", "kind", "label", "tags", "ranks", "hosts", "points", "status"):
-        table.add_column(col, overflow="fold")
-    style = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
+    table = Table(title=Text(f"runs in {store.where}"), title_justify="left")
+    for col, justify in (("id", "right"), ("date (UTC)", "left"), ("kind", "left"), ("label", "left"), ("tags", "left"),
+                         ("ranks", "right"), ("hosts", "left"), ("points", "right"), ("status", "left")):
+        table.add_column(col, justify=justify, no_wrap=col == "date (UTC)")
+    table.secondary = {5, 6}  # ranks and hosts: the second table of a narrow terminal
     for r in found:
         hosts = r["hosts"] or []
-        host_text = ",".join(hosts) if len(hosts) <= 3 else f"{len(hosts)} hosts"
+        host_text = ", ".join(hosts) if len(hosts) <= 3 else f"{len(hosts)} hosts"
         table.add_row(
-            str(r["id"]), r["created"].replace("T", " ")[:19], r["kind"], r["label"] or "", _tags_text(r["tags"]),
-            str(r["ranks"] or ""), host_text, str(r["points"]), f"[{style.get(r['status'], '')}]{r['status']}[/]",
+            str(r["id"]), r["created"].replace("T", " ")[:19], r["kind"], Text(r["label"] or ""), Text(_tags_text(r["tags"])),
+            str(r["ranks"] or ""), Text(host_text), str(r["points"]), Text(r["status"], style=STATUS_STYLE.get(r["status"], "")),
         )
     console.print(table)
+    if not found:
+        console.print("no runs match" if (kind or tags) else "no runs stored yet", highlight=False)
 
 
 def _param_columns(items: List[Measurement]) -> List[str]:
@@ -80,20 +97,16 @@ def _param_columns(items: List[Measurement]) -> List[str]:
     return varying
 
 
-def _fmt(value) -> str:
+def _param_text(value) -> str:
     if value is None:
         return ""
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 1e5 or abs(value) < 1e-2:
-            return f"{value:.4g}"
-        return f"{value:.2f}"
-    return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return fmt.size(value) if isinstance(value, int) else fmt.number(value)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def measurement_tables(items: List[Measurement]) -> List[Table]:
-    """One table per (benchmark, metric), units in the headers."""
+    """One table per (benchmark, metric), units in the headers; the parameters are the key columns."""
     groups: "OrderedDict[tuple, List[Measurement]]" = OrderedDict()
     for m in items:
         groups.setdefault((m.benchmark, m.metric, m.unit), []).append(m)
@@ -102,17 +115,36 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
         params = _param_columns(group)
         ranks = {m.params.get("ranks") for m in group} - {None}
         title = f"{bench} — {metric}" + (f" ({', '.join(map(str, sorted(ranks)))} ranks)" if ranks else "")
-        table = Table(title=title, title_justify="left")
+        table = Table(title=Text(title), title_justify="left")
+        table.key_columns = max(1, len(params))
+        stats = [s for s in STATS if any(getattr(m, s) is not None for m in group)]  # an import may have only values
+        with_n = any(m.n is not None for m in group)
         for p in params:
-            table.add_column("size (B)" if p == "size" else p, justify="right")
-        for stat in ("value", "min", "median", "p99", "max", "stdev"):
+            numeric = all(isinstance(m.params.get(p), (int, float, type(None))) for m in group)
+            table.add_column("size (B)" if p == "size" else p, justify="right" if numeric else "left")
+        for stat in stats:
             table.add_column(f"{stat} ({unit})", justify="right")
-        table.add_column("n", justify="right")
+        if with_n:
+            table.add_column("n", justify="right")
+        table.secondary = {len(params) + i for i, s in enumerate(stats) if s in SECONDARY_STATS}
+        if with_n:
+            table.secondary.add(len(params) + len(stats))
         for m in group:
-            table.add_row(*[_fmt(m.params.get(p)) for p in params],
-                          *[_fmt(getattr(m, s)) for s in ("value", "min", "median", "p99", "max", "stdev")], _fmt(m.n))
+            table.add_row(*[Text(_param_text(m.params.get(p))) for p in params],
+                          *[fmt.number(getattr(m, s)) for s in stats], *([fmt.count(m.n) if m.n is not None else ""] if with_n else []))
         tables.append(table)
     return tables
+
+
+def check_benchmark(run: Run, stored: List[str], benchmark: Optional[str]) -> None:
+    """A --benchmark the run does not have is a usage error listing the ones it has."""
+    if not benchmark or benchmark in stored:
+        return
+    if not stored:
+        raise UsageError(f"run {run.id} has no measurements, so no benchmark '{benchmark}'")
+    close = difflib.get_close_matches(benchmark, stored, n=1, cutoff=0.4)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    raise UsageError(f"run {run.id} has no benchmark '{benchmark}'; {hint}it has: {', '.join(stored)}")
 
 
 @main.command()
@@ -122,23 +154,27 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
 @pass_state
 def show(state, run_ref, benchmark, as_json):
     """Show a run: its summary and a table per benchmark, units in the headers."""
-    store = state.store
+    store = state.read(run_ref)
     run = store.get_run(run_ref)
-    items = store.measurements(run.id, benchmark=benchmark)
+    items = store.measurements(run.id)
+    check_benchmark(run, list(dict.fromkeys(m.benchmark for m in items)), benchmark)
+    if benchmark:
+        items = [m for m in items if m.benchmark == benchmark]
     if as_json:
         print_json({"run": run.to_dict(), "measurements": [m.to_dict() for m in items]})
         return
     s = run_summary(store, run)
-    console.print(f"[bold]run {run.id}[/] {run.label or ''}  {run.kind}  {run.status}  created {run.created}", highlight=False)
+    console.print(f"[bold]run {run.id}[/] {safe_markup(run.label or '')}  {run.kind}  {run.status}  created {run.created}",
+                  highlight=False)
     if run.tags:
-        console.print(f"tags: {_tags_text(run.tags)}", highlight=False)
+        console.print(f"tags: {_tags_text(run.tags)}", highlight=False, markup=False)
     p = run.provenance
     facts = [f"{run.ranks or '?'} ranks", f"hosts: {', '.join(s['hosts']) or '?'}"]
     if p.get("mpi_library"):
         facts.append(f"MPI: {p['mpi_library']}")
-    console.print("; ".join(facts), highlight=False)
+    console.print("; ".join(facts), highlight=False, markup=False)
     if run.message:
-        console.print(f"[yellow]{run.message}[/]", highlight=False)
+        console.print(Text(run.message, style="yellow"))
     console.print("Bandwidth is decimal MB/s (1 MB/s = 10^6 bytes/s).", style="dim")
     for table in measurement_tables(items):
         console.print(table)
@@ -146,46 +182,25 @@ def show(state, run_ref, benchmark, as_json):
         console.print("no measurements stored for this run")
 
 
-def export_rows(items: List[Measurement]) -> List[Dict]:
-    params = []
-    for m in items:
-        for k in m.params:
-            if k not in params:
-                params.append(k)
-    rows = []
-    for m in items:
-        row = {"benchmark": m.benchmark, **{k: m.params.get(k) for k in params}, "metric": m.metric, "unit": m.unit}
-        row.update({k: getattr(m, k) for k in STAT_FIELDS})
-        rows.append(row)
-    return rows
-
-
 @main.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout.")
+@click.option("--format", "fmt_name", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout (its folder must exist).")
 @pass_state
-def export(state, run_ref, fmt, output):
+def export(state, run_ref, fmt_name, output):
     """Export a run's measurements (CSV: one row per point; JSON: run, hosts and measurements)."""
-    store = state.store
-    run = store.get_run(run_ref)
-    items = store.measurements(run.id)
-    if fmt == "json":
-        text = json.dumps(
-            {"run": run.to_dict(), "hosts": [h.__dict__ for h in store.hosts(run.id)], "measurements": [m.to_dict() for m in items]},
-            indent=2, default=str,
-        ) + "\n"
-    else:
-        rows = export_rows(items)
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["benchmark"], lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        text = buf.getvalue()
+    from fabricbench.report.export import export_run
+    from fabricbench.report.files import check_output, write_text
+
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        console.print(f"wrote {len(items)} measurements of run {run.id} to {output}", highlight=False)
+        check_output(output)
+    store = state.read(run_ref)
+    run = store.get_run(run_ref)
+    text = export_run(store, run.id, fmt_name)
+    if output:
+        write_text(output, text)
+        console.print(f"wrote {store.count_measurements(run.id)} measurements of run {run.id} to {output}",
+                      highlight=False, markup=False)
     else:
         sys.stdout.write(text)
 
@@ -198,8 +213,9 @@ def db():
 @db.command("path")
 @pass_state
 def db_path(state):
-    """Print where the database is."""
-    click.echo(Store(state.url).where)
+    """Print where the database is (it is created by the first command that stores a run)."""
+    path = state.sqlite_file()
+    console.print(str(path.resolve()) if path is not None else Store(state.url).where, highlight=False, markup=False)
 
 
 @db.command("migrate")
@@ -212,8 +228,8 @@ def db_migrate(state):
     before = store.schema_version()
     store.prepare(migrate=True)
     if before is None:
-        click.echo(f"created {store.where} at schema version {SCHEMA_VERSION}")
+        console.print(f"created {store.where} at schema version {SCHEMA_VERSION}", highlight=False, markup=False)
     elif before == SCHEMA_VERSION:
-        click.echo(f"{store.where} is at schema version {SCHEMA_VERSION}; nothing to do")
+        console.print(f"{store.where} is at schema version {SCHEMA_VERSION}; nothing to do", highlight=False, markup=False)
     else:
-        click.echo(f"migrated {store.where} from schema version {before} to {SCHEMA_VERSION}")
+        console.print(f"migrated {store.where} from schema version {before} to {SCHEMA_VERSION}", highlight=False, markup=False)

@@ -1,38 +1,32 @@
 """`fabricbench scale`, `import-scaling` and `scaling-report`: application scaling studies."""
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import shlex
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table as RichTable
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, print_json, tag_option
+from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, print_json, safe_markup, tag_option
 from fabricbench.cli.measure import build_layout
+from fabricbench.cli.output import print_model_table
+from fabricbench.cli.progress import progress as make_progress
 from fabricbench.errors import UsageError
 from fabricbench.launch import get_launcher, launcher_names
+from fabricbench.report.format import duration
 
 
 def _fmt_eta(seconds: Optional[float]) -> str:
-    if seconds is None:
-        return "left: estimating"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"left: ~{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-    if seconds >= 60:
-        return f"left: ~{seconds // 60}m{seconds % 60:02d}s"
-    return f"left: ~{seconds}s"
+    return "left: estimating" if seconds is None else f"left: ~{duration(seconds)}"
 
 
 class ScaleProgress:
     """Point being run, repetitions done / total, failures, estimated time left."""
 
-    def __init__(self, progress: Progress, repeat: int):
+    def __init__(self, progress, repeat: int):
         self.progress = progress
         self.repeat = repeat
         self.task = None
@@ -51,7 +45,8 @@ class ScaleProgress:
         if not result.ok:
             self.failed += 1
             self.progress.console.print(
-                f"[yellow]failed:[/] {point.describe()}, repetition {repetition}: {result.reason}", highlight=False
+                f"[yellow]failed:[/] {safe_markup(point.describe())}, repetition {repetition}: {safe_markup(result.reason)}",
+                highlight=False,
             )
         note = f"{self.failed} failed" if self.failed else ""
         self.progress.update(self.task, completed=done, eta=_fmt_eta(eta_s), note=note)
@@ -126,22 +121,21 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
     )
     launcher_for = _launcher_for(launcher, hostfile, hosts, mpirun_args)
     store = state.store
-    with Progress(
+    with make_progress(
+        console,
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[eta]}", style="cyan"),
         TextColumn("{task.fields[note]}", style="yellow"),
-        console=console,
-        transient=True,
     ) as progress:
         outcome = run_study(store, spec, launcher_for, observer=ScaleProgress(progress, repeat))
     _print_study_summary(store, outcome.run.id)
     ok = outcome.done - outcome.failed
     console.print(
         f"scaling run [bold]{outcome.run.id}[/] complete: {ok} of {outcome.done} repetitions succeeded "
-        f"at {len(points)} scales, stored in {store.where}",
+        f"at {len(points)} scales, stored in {safe_markup(store.where)}",
         highlight=False,
     )
     if outcome.failed:
@@ -159,7 +153,7 @@ def _print_study_summary(store, run_id: int) -> None:
         analysis = sc.analyse([series])
     except sc.ScalingAnalysisError:
         return
-    print_table(section.series_table(analysis.series[0], analysis.threshold))
+    print_model_table(section.series_table(analysis.series[0], analysis.threshold))
 
 
 # ---- import -------------------------------------------------------------------------------
@@ -195,49 +189,13 @@ def import_scaling(state, csv_file, label, tags, fom_unit, higher_is_better, wea
         return
     for r in runs:
         tags_text = ", ".join(f"{k}={v}" for k, v in r.tags.items())
-        console.print(f"run [bold]{r.id}[/]: {r.label or '-'} ({tags_text})", highlight=False)
+        console.print(f"run [bold]{r.id}[/]: {safe_markup(r.label or '-')} ({safe_markup(tags_text)})", highlight=False)
     ids = " ".join(str(r.id) for r in runs)
-    console.print(f"imported {len(runs)} series from {csv_file}; see them with: fabricbench scaling-report {ids}", highlight=False)
+    console.print(f"imported {len(runs)} series from {csv_file}; see them with: fabricbench scaling-report {ids}",
+                  highlight=False, markup=False)
 
 
 # ---- report -------------------------------------------------------------------------------
-
-
-def print_table(table) -> None:
-    """A report.model Table on the terminal (rich)."""
-    rt = RichTable(title=table.caption or None, title_justify="left", show_lines=False)
-    for c in table.columns:
-        rt.add_column(c.header, justify="left" if c.align == "left" else "right")
-    styles = {"better": "green", "worse": "red", "warn": "yellow", "muted": "dim"}
-    for row in table.cells():
-        rt.add_row(*[f"[{styles[c.style]}]{_rich_escape(c.text)}[/]" if c.style in styles else _rich_escape(c.text) for c in row])
-    console.print(rt)
-    for note in table.notes:
-        console.print(f"  {note}", style="dim", highlight=False, markup=False)
-
-
-def _rich_escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def markdown_tables(tables, lines: List[str], failures: List[str]) -> str:
-    from fabricbench.report.render import md_escape
-
-    out = ["# Application scaling", ""]
-    for t in tables:
-        if t.caption:
-            out += [f"**{md_escape(t.caption)}**", ""]
-        out.append("| " + " | ".join(md_escape(c.header) for c in t.columns) + " |")
-        out.append("|" + "|".join(":--" if c.align == "left" else "--:" for c in t.columns) + "|")
-        for row in t.cells():
-            out.append("| " + " | ".join(md_escape(c.text) for c in row) + " |")
-        out += [""] + [f"- {md_escape(n)}" for n in t.notes] + ([""] if t.notes else [])
-    out += [str(md_escape(x)) for x in lines]
-    if failures:
-        out += ["", "Failed repetitions (left out of the statistics):"] + [f"- {md_escape(f)}" for f in failures]
-    return "\n".join(out) + "\n"
 
 
 @main.command("scaling-report")
@@ -251,7 +209,7 @@ def markdown_tables(tables, lines: List[str], failures: List[str]) -> str:
 @click.option("--compare-by", metavar="TAG", help="Compare series differing in this tag (default: fabric when the runs' fabrics differ).")
 @click.option("--reference", metavar="VALUE", help="The reference series of comparisons: a value of --compare-by's tag (or a run name).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json", "html"]), help="Output format (default: text, html for -o *.html).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (HTML with plots, or the chosen format).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file (HTML with plots, or the chosen format); its folder must exist.")
 @click.option("--plot-format", type=click.Choice(["svg", "png"]), default="svg", show_default=True)
 @pass_state
 def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, reference, fmt, output, plot_format):
@@ -260,9 +218,14 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
     RUN is a run id, uuid prefix or 'last'; give the runs of one study (e.g. one per fabric).
     """
     from fabricbench.analysis import scaling as sc
+    from fabricbench.report import render_html, render_markdown
+    from fabricbench.report.context import unique_names
+    from fabricbench.report.files import check_output, write_text
     from fabricbench.report.sections import scaling as section
 
-    store = state.store
+    if output:
+        check_output(output)
+    store = state.read(runs[0])
     if fmt is None:
         fmt = "html" if output and output.lower().endswith((".html", ".htm")) else "text"
     seen, series = set(), []
@@ -273,7 +236,7 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
             continue
         seen.add(run.id)
         loaded_runs.append(run)
-    names = _unique_names(loaded_runs)
+    names = unique_names(loaded_runs)
     try:
         for run, name in zip(loaded_runs, names):
             data = store.load(run.id, benchmark=sc.BENCHMARK)
@@ -286,33 +249,26 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
     except sc.ScalingAnalysisError as exc:
         raise UsageError(str(exc)) from None
 
+    def emit(text: str) -> None:
+        if output:
+            write_text(output, text)
+        else:
+            sys.stdout.write(text)
+
     if fmt == "json":
-        text = json.dumps(analysis.to_dict(), indent=2, default=str) + "\n"
-        _emit(text, output)
+        emit(json.dumps(analysis.to_dict(), indent=2, default=str) + "\n")
         return
     if fmt == "markdown":
-        text = markdown_tables(section.scaling_tables(analysis), section.model_lines(analysis), section.failure_lines(analysis))
-        _emit(text, output)
+        emit(render_markdown(section.study_report(analysis, names, plots=False)))
         return
     if fmt == "html":
-        from fabricbench import __version__
-        from fabricbench.report.model import Report
-        from fabricbench.report.render import render_html
-
         if not output:
             raise UsageError("--format html needs -o FILE.html")
-        report = Report(
-            title="fabricbench scaling report",
-            generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            tool_version=__version__,
-            runs=[_Named(n) for n in names],
-            sections=[section.scaling_section(analysis, plot_format)],
-        )
-        _emit(render_html(report), output)
-        console.print(f"wrote {output}", highlight=False)
+        emit(render_html(section.study_report(analysis, names, plot_format)))
+        console.print(f"wrote {output}", highlight=False, markup=False)
         return
     for table in section.scaling_tables(analysis):
-        print_table(table)
+        print_model_table(table)
         console.print()
     for line in section.model_lines(analysis):
         console.print(line, highlight=False, markup=False)
@@ -322,25 +278,4 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
         for f in failures:
             console.print(f"  {f}", highlight=False, markup=False)
     if output:
-        _emit(markdown_tables(section.scaling_tables(analysis), section.model_lines(analysis), failures), output)
-
-
-class _Named:
-    def __init__(self, name: str):
-        self.name = name
-
-
-def _unique_names(runs) -> List[str]:
-    names = [r.name for r in runs]
-    return [n if names.count(n) == 1 else f"{n} (#{r.id})" for n, r in zip(names, runs)]
-
-
-def _emit(text: str, output: Optional[str]) -> None:
-    if not output:
-        sys.stdout.write(text)
-        return
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+        write_text(output, render_markdown(section.study_report(analysis, names, plots=False)))

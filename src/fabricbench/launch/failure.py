@@ -113,6 +113,50 @@ def explain_failure(stderr: str) -> str:
     return lines[-1][:300] if lines else "no message on stderr"
 
 
+def banners(stderr: str) -> List[List[str]]:
+    """The launcher's boxed messages (between rule lines of - = * #), each as its lines."""
+    out: List[List[str]] = []
+    current: Optional[List[str]] = None
+    for line in stderr.splitlines():
+        text = line.rstrip()
+        if text.strip() and _RULE.match(text.strip()):
+            if current is None:
+                current = []
+            else:
+                if any(t.strip() for t in current):
+                    out.append(current)
+                current = None
+            continue
+        if current is not None:
+            current.append(text)
+    return out
+
+
+def _one_line(lines: List[str]) -> str:
+    """A banner as one line: prose lines joined with spaces, indented 'Key: value' lines with '; '."""
+    parts: List[str] = []
+    for line in lines:
+        text = " ".join(line.split())
+        if not text:  # a paragraph ends
+            if parts and not parts[-1].endswith((".", ":", "!", "?")):
+                parts[-1] += "."
+            continue
+        if parts and line[:1].isspace() and not parts[-1].endswith((":", ";", ".")):
+            parts[-1] += ";"
+        parts.append(text)
+    return " ".join(parts)
+
+
+def explain_start_failure(stderr: str) -> str:
+    """Why a job did not start: the launcher's whole explanation when it printed one in a box
+    (Open MPI's 'Please revise the conflict' block: what conflicts, with which values), as one
+    line; else ``explain_failure``."""
+    boxes = [b for b in banners(stderr) if not any(_LAUNCHER_NOISE.search(t) for t in b)]
+    if boxes:
+        return _one_line(boxes[-1])
+    return explain_failure(stderr)
+
+
 def signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name

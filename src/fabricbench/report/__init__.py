@@ -7,8 +7,10 @@
 
 A report is a list of sections; each section is a small module in ``report/sections/``
 found automatically (see ``fabricbench.report.sections`` for how to add one). Plots live in
-``report/plots.py``, reusable tables and figures in ``report/blocks.py``, templates in
-``report/templates/``.
+``report/plots/``, reusable tables and figures in ``report/blocks.py``, templates in
+``report/templates/``, every number's text in ``report/format.py``, CSV/JSON export in
+``report/export.py``. Output files are written whole or not at all into folders that exist
+(``report/files.py``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 from fabricbench import __version__
 from fabricbench.errors import UsageError
 from fabricbench.report.context import LoadedRun, ReportContext, ReportOptions, load_runs, loaded_from
+from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
 from fabricbench.report.render import render_html, render_markdown
 
@@ -46,9 +49,9 @@ def build_report(store: Any, refs: Sequence[Any], options: Optional[ReportOption
 
 
 def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Optional[Path] = None) -> List[Path]:
-    """Write every figure as <nn>-<slug>.<svg|png>; figures remember their path (relative to the report)."""
-    out_dir = Path(plots_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write every figure as <nn>-<slug>.<svg|png> into plots_dir (created if its parent exists);
+    figures remember their path (relative to the report)."""
+    out_dir = make_folder(plots_dir)
     written = []
     used = set()
     for i, fig in enumerate(report.figures(), 1):
@@ -56,8 +59,7 @@ def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Option
         while name in used:
             name = f"{i:02d}-{fig.slug}-{len(used)}.{fig.fmt}"
         used.add(name)
-        path = out_dir / name
-        path.write_bytes(fig.data)
+        path = write_bytes(out_dir / name, fig.data)
         written.append(path)
         if relative_to is not None:
             try:
@@ -69,21 +71,25 @@ def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Option
     return written
 
 
-def write_report(report: Report, output: Union[str, Path], fmt: str = "html", plots_dir: Optional[Union[str, Path]] = None) -> Path:
-    """Write the report; Markdown always writes plot files (default: <output stem>_plots/ beside it)."""
+def write_report(report: Report, output: Union[str, Path], fmt: str = "html", plots_dir: Optional[Union[str, Path]] = None,
+                 create_folders: bool = True) -> Path:
+    """Write the report; Markdown always writes plot files (default: <output stem>_plots/ beside it).
+
+    The output's folder is created when missing unless ``create_folders`` is False (the command
+    line's choice: a missing folder is then a UsageError naming it, and nothing is created)."""
     if fmt not in FORMATS:
         raise UsageError(f"report format must be one of {', '.join(FORMATS)}, not '{fmt}'")
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    if create_folders:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        if plots_dir is not None:
+            Path(plots_dir).parent.mkdir(parents=True, exist_ok=True)
+    output = check_output(output)
     if fmt == "markdown" and plots_dir is None:
         plots_dir = output.parent / f"{output.stem}_plots"
     if plots_dir is not None:
         write_plots(report, plots_dir, relative_to=output.parent)
     text = render_html(report) if fmt == "html" else render_markdown(report)
-    tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(output)
-    return output
+    return write_text(output, text)
 
 
 __all__ = [

@@ -1,49 +1,35 @@
-"""Building blocks sections reuse: number formatting, curve figures, per-size tables, run-vs-baseline notes.
+"""Building blocks sections reuse: curve figures, per-size tables, run-vs-baseline notes.
 
-- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``
-- ``series_labels(series)`` -> legend/column labels (run name, plus the variant when a benchmark has several)
-- ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure`` (one curve per series; bands, peak lines)
+- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``: ``report.format``'s rules under the names sections use
+- ``series_labels(series)`` -> legend/column labels (run name, plus only the parameters that differ)
+- ``band_of(m)`` / ``percentile_band(m)`` -> the spread drawn around a point (ranks; samples)
+- ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure``: one curve per series with
+  bands and peak lines; a ratio panel under it when runs are compared; bars for one-point series
 - ``series_tables(ctx, series, unit, extras=...)`` -> ``[Table]`` (rows: sizes; columns: series)
 - ``baseline_notes(ctx, series)`` -> sentences "B adds 0.13 us on average vs A ..." from ``analysis.compare``
 """
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.compare import compare_series
 from fabricbench.analysis.series import Series, headline, variant_label
+from fabricbench.report import format as fmt
 from fabricbench.report.model import Column, Figure, Table
-from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x
+from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x, value_bars
 
 # An extra column per series: (title, unit, cell function of a Measurement).
 Extra = Tuple[str, Optional[str], Callable[[Any, Series], Any]]
 
 
-def fmt_value(v: Optional[float]) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    a = abs(v)
-    if a >= 1e5:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:,.1f}"
-    if a >= 0.1:
-        return f"{v:.2f}"
-    if a == 0:
-        return "0"
-    return f"{v:.3g}"
-
-
-def fmt_size(size: Any) -> str:
-    return f"{int(size):,}" if isinstance(size, (int, float)) else ("-" if size is None else str(size))
+fmt_value = fmt.number
+fmt_size = fmt.size
 
 
 def fmt_pct(p: Optional[float], signed: bool = False) -> str:
-    if p is None:
-        return "-"
-    return f"{p:+.1f}%" if signed else f"{p:.1f}%"
+    """A share ('88.1%'), or with signed=True a '% better' ('+68.0%', and '18,856x worse' past 10x)."""
+    return fmt.improvement_pct(p) if signed else fmt.percent(p)
 
 
 def slugify(text: str) -> str:
@@ -51,27 +37,52 @@ def slugify(text: str) -> str:
 
 
 def _varying_keys(series: Sequence[Series]) -> List[str]:
-    """Variant keys that take more than one value among these series (only those go in labels)."""
+    """Variant keys that take more than one value among the series that have them. A key only some
+    series have (an engine run records cache and validate, an imported one does not) says nothing
+    about the curves, so it stays out of the labels."""
     values: Dict[str, set] = {}
     for s in series:
         for k, v in s.variant.items():
             values.setdefault(k, set()).add(str(v))
-    return [k for k in sorted(values) if len(values[k]) > 1 or any(k not in s.variant for s in series)]
+    return [k for k in sorted(values) if len(values[k]) > 1]
+
+
+def _label(s: Series, keys: Sequence[str]) -> str:
+    name = getattr(s.run, "name", "") or "run"
+    extra = ", ".join(f"{k}={s.variant[k]}" for k in keys if k in s.variant)
+    return f"{name} [{extra}]" if extra else name
 
 
 def series_labels(series: Sequence[Series]) -> List[str]:
-    """Run name, plus the varying part of the variant ('ranks=8') when runs have several curves."""
+    """Run name, plus the parameters that differ between the curves ('ranks=8'); more of a curve's
+    parameters only when two curves would otherwise share a label."""
     varying = _varying_keys(series)
-    labels = []
-    for s in series:
-        name = getattr(s.run, "name", "") or "run"
-        extra = ", ".join(f"{k}={s.variant[k]}" for k in varying if k in s.variant)
-        labels.append(f"{name} [{extra}]" if extra else name)
+    labels = [_label(s, varying) for s in series]
+    for i, s in enumerate(series):
+        if labels.count(labels[i]) > 1:
+            twins = [t for t in series if _label(t, varying) == labels[i]]
+            extra = [k for k in sorted(s.variant) if k not in varying and len({str(t.variant.get(k)) for t in twins}) > 1]
+            labels[i] = _label(s, varying + extra)
     return labels
 
 
 def _run_index(s: Series) -> int:
     return getattr(s.run, "index", 0) or 0
+
+
+SKETCH_LOW, SKETCH_HIGH = 1, 99  # the percentiles a sample band spans when the engine stored its sketch
+
+
+def percentile_band(m: Any) -> Tuple[Optional[float], Optional[float]]:
+    """The spread of a point's samples: its 1st to 99th percentile from ``detail.sketch`` (101
+    quantiles), else min to p99; (None, None) for a point without samples (an import)."""
+    detail = m.detail if isinstance(m.detail, dict) else {}
+    q = (detail.get("sketch") or {}).get("q") if isinstance(detail.get("sketch"), dict) else None
+    if isinstance(q, list) and len(q) == 101 and all(isinstance(v, (int, float)) for v in (q[SKETCH_LOW], q[SKETCH_HIGH])):
+        return float(q[SKETCH_LOW]), float(q[SKETCH_HIGH])
+    if m.min is not None and m.p99 is not None:
+        return float(m.min), float(m.p99)
+    return None, None
 
 
 def band_of(m: Any) -> Tuple[Optional[float], Optional[float]]:
@@ -109,6 +120,66 @@ def pick_for_plot(series: Sequence[Series], max_curves: int) -> Tuple[List[Serie
     return members[:max_curves], f"Plotted: {variant_label(members[0].variant) or label} (other variants are in the table)."
 
 
+BAND_CAPTIONS = {
+    "ranks": "Shaded: fastest to slowest rank.",
+    "samples": "Shaded: 1st to 99th percentile of the samples (min to p99 where no percentiles were stored).",
+}
+
+
+def _band(kind: str) -> Optional[Callable[[Any], Tuple[Optional[float], Optional[float]]]]:
+    return {"ranks": band_of, "samples": percentile_band}.get(kind) if kind else None
+
+
+def _ratio_curves(ctx: Any, series: Sequence[Series], styles: Dict[int, str]) -> Tuple[List[Curve], Optional[Any]]:
+    """Each run's series divided by the reference run's matching series (same benchmark, metric,
+    variant) at every common size, from analysis.compare; the reference is the baseline run when
+    it has the series, else the first run that does."""
+    runs = list(dict.fromkeys(id(s.run) for s in series))
+    if len(runs) < 2:
+        return [], None
+    base = ctx.baseline
+    by_key: Dict[Tuple, List[Series]] = {}
+    for s in series:
+        by_key.setdefault(s.key, []).append(s)
+    ratios, reference = [], None
+    for group in by_key.values():
+        if len({id(s.run) for s in group}) < 2:
+            continue
+        ref = next((s for s in group if s.run is base), group[0])
+        reference = reference or ref.run
+        for s in group:
+            if s is ref:
+                continue
+            c = compare_series(ref, s)
+            pts = [(size_x(p.size), p.ratio) for p in c.points if p.ratio is not None]
+            if pts:
+                ratios.append(Curve("", [x for x, _ in pts], [r for _, r in pts], color=run_color(_run_index(s)),
+                                    style=styles.get(id(s), "-")))
+    return ratios, reference
+
+
+def _ratio_label(metric: str, reference: Any) -> Tuple[str, str]:
+    """The ratio panel's axis label and the note naming the reference run."""
+    from fabricbench.analysis.direction import lower_is_better
+
+    name = getattr(reference, "name", "") or "the reference run"
+    better = "below 1: faster" if lower_is_better(metric) else "above 1: better"
+    return f"ratio\n({better})", f"each run / {name}"
+
+
+def _bars_figure(ctx: Any, series: Sequence[Series], labels: Sequence[str], slug: str, title: str, ylabel: str,
+                 band: Optional[Callable], notes: List[str]) -> Figure:
+    """Series of one point each: one bar per series with its value written on it."""
+    values = [headline(s.points[0]) if s.points else None for s in series]
+    spread = [band(s.points[0]) if band and s.points else (None, None) for s in series]
+    result = value_bars(labels, values, [run_color(_run_index(s)) for s in series], title, ylabel,
+                        lo=[b[0] for b in spread], hi=[b[1] for b in spread], fmt=ctx.plot_format)
+    if band and any(b != (None, None) for b in spread):
+        notes = notes + ["Whiskers: " + BAND_CAPTIONS["ranks" if band is band_of else "samples"][len("Shaded: "):]]
+    return Figure(slug=slug, title=title, data=result.data, fmt=result.fmt, alt=f"{title}: {ylabel} per run",
+                  caption=" ".join(notes))
+
+
 def curves_figure(
     ctx: Any,
     series: Sequence[Series],
@@ -116,35 +187,52 @@ def curves_figure(
     title: str,
     ylabel: str,
     logy: bool = True,
-    bands: bool = False,
+    bands: Any = False,
     ref_lines: Sequence[RefLine] = (),
     caption: str = "",
+    compare: bool = True,
 ) -> Optional[Figure]:
-    """One curve per series over message size; a run keeps its colour, variants get line styles."""
+    """One curve per series over message size; a run keeps its colour, variants get line styles.
+
+    ``bands``: "samples" (percentiles of each point's samples), "ranks" (fastest to slowest
+    rank; True means this too) or nothing. With ``compare`` and two or more runs sharing a
+    series, a ratio panel underneath shows each run against the reference run (slug
+    ``<slug>-comparison``). Series of a single point each are drawn as bars with their values.
+    """
     if not series:
         return None
     total = len(series)
     series, pick_note = pick_for_plot(series, ctx.options.max_curves)
     labels = series_labels(series)
-    variant_index: Dict[str, int] = {}
-    curves = []
-    for s, label in zip(series, labels):
-        vkey = variant_label(s.variant, quiet=False)
-        style = line_style(variant_index.setdefault(vkey, len(variant_index)))
-        xs = [size_x(p.params.get("size")) for p in s.points]
-        ys = [headline(p) for p in s.points]
-        lo = hi = None
-        if bands:
-            pairs = [band_of(p) for p in s.points]
-            lo, hi = [b[0] for b in pairs], [b[1] for b in pairs]
-        curves.append(Curve(label, xs, ys, lo, hi, color=run_color(_run_index(s)), style=style))
-    result = line_plot(
-        curves, title, ylabel=ylabel, logy=logy, ref_lines=ref_lines,
-        fmt=ctx.plot_format, max_curves=ctx.options.max_curves,
-    )
+    band = _band("ranks" if bands is True else bands or "")
     notes = [caption] if caption else []
     if pick_note:
         notes.append(pick_note)
+    if all(len(s.points) <= 1 for s in series):
+        return _bars_figure(ctx, series, labels, slug, title, ylabel, band, notes)
+    variant_index: Dict[str, int] = {}
+    curves, styles = [], {}
+    for s, label in zip(series, labels):
+        vkey = variant_label(s.variant, quiet=False)
+        style = styles[id(s)] = line_style(variant_index.setdefault(vkey, len(variant_index)))
+        xs = [size_x(p.params.get("size")) for p in s.points]
+        ys = [headline(p) for p in s.points]
+        lo = hi = None
+        if band is not None:
+            pairs = [band(p) for p in s.points]
+            lo, hi = [b[0] for b in pairs], [b[1] for b in pairs]
+        curves.append(Curve(label, xs, ys, lo, hi, color=run_color(_run_index(s)), style=style))
+    ratios, reference = _ratio_curves(ctx, series, styles) if compare else ([], None)
+    result = line_plot(
+        curves, title, ylabel=ylabel, logy=logy, ref_lines=ref_lines,
+        fmt=ctx.plot_format, max_curves=ctx.options.max_curves,
+        ratios=ratios, ratio_label=_ratio_label(series[0].metric, reference) if ratios else ("", ""),
+    )
+    if band is not None and any(c.lo for c in curves):
+        notes.append(BAND_CAPTIONS["ranks" if band is band_of else "samples"])
+    if ratios:
+        notes.append(f"Lower panel: each run divided by {getattr(reference, 'name', 'the reference run')} at the same size.")
+        slug = f"{slug}-comparison"
     if result.omitted or result.drawn < total:
         notes.append(f"{result.drawn} of {total} curves drawn; the table has every value.")
     return Figure(slug=slug, title=title, data=result.data, fmt=result.fmt, alt=f"{title}: {ylabel} by message size", caption=" ".join(notes))
@@ -252,7 +340,7 @@ def benchmark_section(
     metric: str,
     section_id: str,
     logy: bool = True,
-    bands: bool = False,
+    bands: Any = False,
     ref_lines: Sequence[RefLine] = (),
     extras: Sequence[Extra] = (),
     caption: str = "",

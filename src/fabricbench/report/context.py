@@ -85,7 +85,8 @@ class LoadedRun:
         return ceiling(self.fabric.fabric, self.host_facts)
 
 
-def _unique_names(runs: Sequence[Any]) -> List[str]:
+def unique_names(runs: Sequence[Any]) -> List[str]:
+    """Runs' display names, '<name> (#<id>)' where two runs share a name."""
     names = [r.name for r in runs]
     counts: Dict[str, int] = {}
     for n in names:
@@ -106,12 +107,10 @@ def load_runs(store: Any, refs: Iterable[Any]) -> List[LoadedRun]:
     return loaded_from(store, runs)
 
 
-
-
 def loaded_from(store: Any, runs: Sequence[Any]) -> List[LoadedRun]:
     out = []
     measurements = store.measurements_by_run([r.id for r in runs])
-    for index, (run, name) in enumerate(zip(runs, _unique_names(runs))):
+    for index, (run, name) in enumerate(zip(runs, unique_names(runs))):
         hosts = store.hosts(run.id)
         lr = LoadedRun(run=run, measurements=measurements.get(run.id, []), hosts=hosts, index=index, name=name, store=store)
         lr.fabric = choose_fabric(run, hosts)

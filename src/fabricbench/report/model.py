@@ -15,6 +15,7 @@ class Column:
     title: str
     unit: Optional[str] = None  # shown in the header: "Latency (us)"
     align: str = "right"  # "left" for text columns
+    secondary: bool = False  # a narrow terminal moves it into a second table first
 
     @property
     def header(self) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from fabricbench import provenance as prov
 from fabricbench.launch import Launcher, Layout
-from fabricbench.launch.failure import explain_failure
+from fabricbench.launch.failure import explain_start_failure
 from fabricbench.launch.procs import run_capture
 from fabricbench.native import engine_path
 from fabricbench.workflows.session import RunFailed
@@ -37,7 +37,7 @@ def gather_hosts(launcher: Launcher, timeout: float = 120.0) -> List[Dict[str, A
         except json.JSONDecodeError:
             continue
     if rc != 0 or not facts:
-        raise RunFailed(f"could not collect provenance from the hosts: {explain_failure(err)}")
+        raise RunFailed(f"could not collect provenance from the hosts: {explain_start_failure(err)}")
     return facts
 
 
@@ -56,7 +56,7 @@ def engine_info(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
         elif rec.get("record") == "rank_info":
             ranks.append(rec)
     if rc != 0 or not header:
-        raise RunFailed(f"the engine could not start through {launcher.name}: {explain_failure(err)}")
+        raise RunFailed(f"the engine could not start through {launcher.name}: {explain_start_failure(err)}")
     return {"header": header, "ranks": ranks}
 
 

@@ -15,8 +15,9 @@ import numpy as np
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from fabricbench.report.plots import safe_label
-from fabricbench.report.plots import save_figure
+from matplotlib.ticker import MaxNLocator
+
+from fabricbench.report.plots import colorbar_ticks, safe_label, save_figure
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -40,15 +41,14 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], title: str, unit: str, fm
         ax = fig.add_subplot()
         import matplotlib
 
-        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"].copy()
-        cmap.set_bad("#d9d9d9")
+        cmap = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"].with_extremes(bad="#d9d9d9")
         finite = m.compressed()
         vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        if vmin == vmax:
-            vmin, vmax = vmin * 0.95, vmax * 1.05 + 1e-12
+        vmin, vmax = _honest_range(vmin, vmax, lower_is_better)
         img = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest", aspect="equal")
         bar = fig.colorbar(img, ax=ax, shrink=0.8)
         bar.set_label(unit)
+        colorbar_ticks(bar, [t for t in MaxNLocator(nbins=6).tick_values(vmin, vmax) if vmin <= t <= vmax])
         step = max(1, math.ceil(n / MAX_TICK_LABELS))
         ticks = list(range(0, n, step))
         ax.set_xticks(ticks)
@@ -64,6 +64,19 @@ def heatmap(matrix: np.ndarray, labels: Sequence[str], title: str, unit: str, fm
         ax.set_ylabel("sender")
         ax.set_title(safe_label(title))
         return save_figure(fig, fmt)
+
+
+MIN_SPAN = 0.25  # the colour scale spans at least this share of the best value
+
+
+def _honest_range(vmin: float, vmax: float, lower_is_better: bool):
+    """A colour range of at least MIN_SPAN of the best value, so pairs within a few percent of each
+    other get nearly the same colour instead of the two ends of the scale."""
+    if vmax <= 0:
+        return vmin, vmax + 1.0
+    if lower_is_better:
+        return vmin, max(vmax, vmin * (1 + MIN_SPAN))
+    return min(vmin, vmax * (1 - MIN_SPAN)), vmax
 
 
 def histogram(values: Sequence[float], title: str, unit: str, fmt: str = "svg", median: Optional[float] = None,

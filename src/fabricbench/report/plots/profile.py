@@ -7,11 +7,19 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Dict, Sequence, Union
 
+import math
+
 import matplotlib
-from matplotlib.colors import LogNorm
+from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
+from fabricbench.report.format import distinct_labels
+from fabricbench.report.plots import colorbar_ticks
+
+LOG_FROM = 100.0  # a colour scale spans this ratio of largest to smallest cell before it turns logarithmic
+_BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "B"))
 
 
 def _top_calls(profile: Dict[str, Any], top: int):
@@ -86,6 +94,36 @@ def _bin_label(b: int) -> str:
     return f"{format_bytes(lo)}+"
 
 
+def _scale(values, metric: str):
+    """The colour scale of a matrix and its colour-bar ticks with labels that all differ.
+
+    Cells within LOG_FROM of each other are coloured on a linear scale from 0, so nearly equal
+    byte counts get nearly equal colours (a scale from the smallest to the largest cell would
+    paint a 0.001% difference as the whole colour range); wider ranges get a log scale with
+    ticks at powers of two (bytes) or ten (messages)."""
+    if not values:
+        return None, [], []
+    lo, hi = min(values), max(values)
+    if hi / lo < LOG_FROM:
+        norm = Normalize(vmin=0.0, vmax=hi)
+        scale, unit = next(((s, u) for s, u in _BINARY if hi >= s), (1, "B")) if metric == "bytes" else (1, "")
+        ticks = [t * scale for t in MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(0, hi / scale) if 0 <= t * scale <= hi]
+        if metric == "bytes":
+            labels = [f"{t / scale:g} {unit}" if t else "0" for t in ticks]
+            if len(set(labels)) < len(labels):
+                labels = [f"{lab} {unit}" for lab in distinct_labels([t / scale for t in ticks])]
+        else:
+            labels = distinct_labels(ticks)
+        return norm, ticks, labels
+    norm = LogNorm(vmin=lo, vmax=hi)
+    base = 2 if metric == "bytes" else 10
+    exps = list(range(math.ceil(math.log(lo, base)), math.floor(math.log(hi, base)) + 1))
+    step = max(1, math.ceil(len(exps) / 7))
+    ticks = [float(base ** e) for e in exps[::step]] or [lo, hi]
+    labels = [format_bytes(t) for t in ticks] if metric == "bytes" else distinct_labels(ticks)
+    return norm, ticks, labels if len(set(labels)) == len(labels) else distinct_labels(ticks)
+
+
 def matrix_heatmap(profile: Dict[str, Any], layers: Union[str, Sequence[str]] = MATRIX_LAYERS,
                    metric: str = "bytes") -> Figure:
     """Heatmap of the communication matrix (row: sending rank, column: receiving rank)."""
@@ -99,10 +137,13 @@ def matrix_heatmap(profile: Dict[str, Any], layers: Union[str, Sequence[str]] = 
     ax = fig.add_subplot()
     values = [v for row in dense for v in row if v > 0]
     masked = [[v if v > 0 else float("nan") for v in row] for row in dense]
-    norm = LogNorm(vmin=min(values), vmax=max(values)) if values and max(values) > min(values) else None
+    norm, ticks, labels = _scale(values, metric)
     image = ax.imshow(masked, cmap="viridis", norm=norm, interpolation="nearest", origin="upper")
     if values:
-        fig.colorbar(image, ax=ax).set_label(metric)
+        bar = fig.colorbar(image, ax=ax)
+        bar.set_label(metric + (" (scale from 0: similar cells look similar)" if isinstance(norm, Normalize)
+                                and not isinstance(norm, LogNorm) else " (log scale)"))
+        colorbar_ticks(bar, ticks, labels)
     else:
         ax.text(0.5, 0.5, "no traffic recorded", transform=ax.transAxes, ha="center", va="center")
     ax.set_xlabel("destination rank")

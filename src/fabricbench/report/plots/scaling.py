@@ -17,7 +17,8 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from fabricbench.report.plots import run_color, safe_label, save_figure
+from fabricbench.report.format import axis_value, exact, ratio
+from fabricbench.report.plots import run_color, safe_label, save_figure, value_axis
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -29,17 +30,13 @@ _RC = {
 MAX_CURVES = 12
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
 def _scale_axis(ax, scales: Sequence[float], axis_name: str) -> None:
     ax.set_xscale("log", base=2)
     ticks = sorted(set(scales))
     if ticks:
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _num(v)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: exact(v)))
         lo, hi = min(ticks), max(ticks)
         ax.set_xlim(lo / 1.25, hi * 1.25) if lo != hi else ax.set_xlim(lo / 2, hi * 2)
     ax.set_xlabel(axis_name)
@@ -80,8 +77,8 @@ def value_plot(analysis, fmt: str = "svg", metric_label: Optional[str] = None) -
                 keep = pred > 0
                 ax.plot(grid[keep], pred[keep], color=color, linestyle="--", linewidth=1, alpha=0.8)
         _scale_axis(ax, all_scales, _axis_name(analysis))
-        if all(sa.series.points and all((p.mean or 1) > 0 for p in sa.series.points) for sa in shown):
-            ax.set_yscale("log")
+        values = [v for sa in shown for p in sa.series.points for v in (p.mean, p.ci_low, p.ci_high) if v is not None]
+        value_axis(ax, values, logy=all(sa.series.points and all((p.mean or 1) > 0 for p in sa.series.points) for sa in shown))
         first = shown[0].series if shown else None
         label = metric_label or (f"{first.metric} ({first.unit})" if first and first.unit else (first.metric if first else ""))
         ax.set_ylabel(label)
@@ -111,7 +108,7 @@ def speedup_plot(analysis, fmt: str = "svg") -> bytes:
             ax.plot(xs, [x / b for x in xs], color="#444444", linestyle=":", label="ideal")
         _scale_axis(ax, all_scales, _axis_name(analysis))
         ax.set_yscale("log", base=2)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: axis_value(v, fractions=True)))
         ax.set_ylabel("speedup (x)")
         ax.set_title("Speedup against the baseline scale")
         ax.legend(loc="best")
@@ -169,11 +166,11 @@ def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
             label = f"{group}: {c.b} vs {c.a}" if group else f"{c.b} vs {c.a}"
             bars = ax.bar(xs, ys, width=width, color=run_color(i), label=safe_label(label))
             for rect, r in zip(bars, ys):
-                ax.annotate(f"{r:.2f}x", (rect.get_x() + rect.get_width() / 2, rect.get_height()),
+                ax.annotate(ratio(r), (rect.get_x() + rect.get_width() / 2, rect.get_height()),
                             ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
         ax.axhline(1.0, color="#333333", linewidth=0.8)
         ax.set_xticks(range(len(scales)))
-        ax.set_xticklabels([_num(s) for s in scales])
+        ax.set_xticklabels([exact(s) for s in scales])
         ax.set_xlabel(_axis_name(analysis))
         ax.set_ylabel("relative performance (x times faster)")
         ax.set_title("Relative performance at each scale (above 1: B is faster)")

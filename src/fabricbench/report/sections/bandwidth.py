@@ -52,7 +52,7 @@ def build(ctx):
             if any(_peak(s.run, bench) for s in series):
                 extras.append(("% of peak", "%", lambda m, s, b=bench: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, b)))))
             sub = blocks.benchmark_section(
-                ctx, bench, metric, f"{bench}-{metric}", logy=False, ref_lines=refs[:6], extras=extras,
+                ctx, bench, metric, f"{bench}-{metric}", logy=False, bands="samples", ref_lines=refs[:6], extras=extras,
                 caption="Dashed lines: theoretical peak per run (data rate after line encoding).",
             )
             if sub is not None:

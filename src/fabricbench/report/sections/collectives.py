@@ -24,8 +24,8 @@ def build(ctx):
     for bench in COLLECTIVES:
         for metric in ctx.metrics(bench):
             sub = blocks.benchmark_section(
-                ctx, bench, metric, f"{bench}-{metric}", logy=True, bands=True, value=_cell,
-                caption="Line: mean over ranks; shaded band: fastest to slowest rank.",
+                ctx, bench, metric, f"{bench}-{metric}", logy=True, bands="ranks", value=_cell,
+                caption="Line: mean over ranks.",
             )
             if sub is not None:
                 subs.append(sub)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fabricbench.analysis.comparability import run_facts
+from fabricbench.report.format import number
 from fabricbench.report.model import Cell, Column, Notice, Paragraph, Section, Table
 
 ORDER = 20
@@ -23,7 +24,7 @@ def build(ctx):
     peaks = []
     for r in ctx.runs:
         c = r.ceiling
-        peaks.append(f"{c.limit_MBps:,.0f}" if c else "-")
+        peaks.append(number(c.limit_MBps) if c else "-")
     rows.append([Cell("Bandwidth ceiling per direction (MB/s)")] + [Cell(p) for p in peaks])
     cols = [Column("Item", align="left")] + [Column(r.name, align="left") for r in ctx.runs]
     section = Section("configuration", "Configuration")

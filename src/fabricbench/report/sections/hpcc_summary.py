@@ -18,6 +18,7 @@ from fabricbench.report.plots import bar_plot, run_color
 
 ORDER = 65
 BENCHMARKS = {"hpcc"}
+BAR_LIMIT = 900.0  # % better: past 10x the bar stops and says the factor
 
 
 def _pct_cell(pct):
@@ -76,8 +77,9 @@ def build(ctx):
         section.add(Paragraph("Differences of 5% or more:"), BulletList(findings[:40]))
     if others and cats:
         groups = [(f"{r.name} vs {base.name}", bars[r.index], run_color(r.index)) for r in others]
+        texts = [[fmt_pct(v, signed=True) if v is not None else None for v in bars[r.index]] for r in others]
         res = bar_plot(cats, groups, f"HPCC: % better than {base.name}", "% better (positive = better)",
-                       fmt=ctx.plot_format, max_groups=ctx.options.max_curves)
+                       fmt=ctx.plot_format, max_groups=ctx.options.max_curves, limit=BAR_LIMIT, texts=texts)
         section.add(Figure("hpcc-summary-better", f"HPCC: % better than {base.name}", res.data, res.fmt,
                            alt="HPCC percent better per test"))
     return section

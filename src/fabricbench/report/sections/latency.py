@@ -12,7 +12,7 @@ def build(ctx):
     subs = []
     for bench in ("latency", "multi_lat"):
         for metric in ctx.metrics(bench):
-            sub = blocks.benchmark_section(ctx, bench, metric, f"{bench}-{metric}", logy=True)
+            sub = blocks.benchmark_section(ctx, bench, metric, f"{bench}-{metric}", logy=True, bands="samples")
             if sub is not None:
                 subs.append(sub)
     if not subs:

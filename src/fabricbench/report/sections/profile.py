@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from fabricbench.analysis.profile import summarize
-from fabricbench.analysis.profile_data import format_bytes
+from fabricbench.analysis.profile import call_rows, summarize
+from fabricbench.report.format import fixed, number, percent
 from fabricbench.report.plots import profile as profile_plots
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 from fabricbench.report.plots import save_figure
@@ -35,20 +35,20 @@ def run_section(lr, fmt: str):
     mp, im = s["mpi_percent"], s["imbalance"]
     section.add(
         Paragraph(
-            f"{s['headline']} over {s['ranks']} ranks; per rank {mp['min']:.1f}% (rank {mp['min_rank']}) to "
-            f"{mp['max']:.1f}% (rank {mp['max_rank']}). Command: {' '.join(s['command']) or 'not recorded'}."
+            f"{s['headline']} over {s['ranks']} ranks; per rank {percent(mp['min'])} (rank {mp['min_rank']}) to "
+            f"{percent(mp['max'])} (rank {mp['max_rank']}). Command: {' '.join(s['command']) or 'not recorded'}."
         ),
         BulletList([c["sentence"] for c in s["top_calls"]]),
         Table(
             [Column("Call", align="left"), Column("MPI time", "%"), Column("Wall time", "%"), Column("Calls"),
              Column("Time", "s"), Column("Bytes", align="right"), Column("Typical size", align="left")],
-            [[c["call"], f"{c['percent_mpi']:.1f}", f"{c['percent_wall']:.2f}", str(c["count"]), f"{c['time']:.4g}",
-              format_bytes(c["bytes"]), c["size_label"]] for c in s["top_calls"]],
+            [r[:1] + [r[1].rstrip("%"), r[2].rstrip("%")] + r[3:6] + [c["size_label"]]
+             for r, c in zip(call_rows(s), s["top_calls"])],
             caption="Top MPI calls by time, summed over ranks",
         ),
         Paragraph(
-            f"MPI time per rank: min {im['min']:.4g} s (rank {im['min_rank']}), max {im['max']:.4g} s "
-            f"(rank {im['max_rank']}), coefficient of variation {im['cov']:.2f}."
+            f"MPI time per rank: min {number(im['min'])} s (rank {im['min_rank']}), max {number(im['max'])} s "
+            f"(rank {im['max_rank']}), coefficient of variation {fixed(im['cov'])}."
         ),
         _figure(f"profile-{lr.id}-time", "MPI time by call and rank", profile_plots.mpi_time_by_rank(data), fmt,
                 "Stacked: each rank's time in its top MPI calls"),

@@ -11,49 +11,21 @@ Report options read (when present): ``scaling_baseline`` (a scale, default the s
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 from fabricbench.analysis import scaling as sc
 from fabricbench.analysis.direction import direction_word
 from fabricbench.models.scaling import format_model
+from fabricbench.report import format as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
 
 ORDER = 70
 BENCHMARKS = {"scale"}
 
 
-def fmt(v: Optional[float]) -> str:
-    """Up to 4 significant digits, never in exponent form for study-sized numbers."""
-    if v is None:
-        return "-"
-    a = abs(v)
-    if a == 0:
-        return "0"
-    if a >= 1000:
-        return f"{v:.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 10:
-        return f"{v:.2f}"
-    if a >= 1:
-        return f"{v:.3f}"
-    if a >= 1e-3:
-        return f"{v:.4f}"
-    return f"{v:.3g}"
-
-
-def num(x: Optional[float]) -> str:
-    if x is None:
-        return "-"
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def ratio_text(r: Optional[float]) -> str:
-    return "-" if r is None else f"{r:.2f}x"
-
-
-def pct_text(p: Optional[float]) -> str:
-    return "-" if p is None else f"{p:+.0f}%"
+fmt = f.number  # measured values
+num = f.exact  # scales: 16 nodes, 0.5
+ratio_text = f.ratio
 
 
 def _direction(s: sc.ScalingSeries) -> str:
@@ -80,21 +52,21 @@ def series_table(sa: sc.SeriesAnalysis, threshold: float) -> Table:
         Column(other_axis.capitalize()),
         Column("n"),
         Column(f"Mean {s.metric}", unit),
-        Column("+- 95% CI", unit),
-        Column("Stdev", unit),
-        Column("Min", unit),
-        Column("Max", unit),
+        Column("+- 95% CI", unit, secondary=True),
+        Column("Stdev", unit, secondary=True),
+        Column("Min", unit, secondary=True),
+        Column("Max", unit, secondary=True),
         Column("Speedup"),
-        Column("Ideal"),
+        Column("Ideal", secondary=True),
         Column("Efficiency"),
-        Column("Failed"),
+        Column("Failed", secondary=True),
     ]
     rows = []
     for p, e in zip(s.points, sa.efficiency):
         other = p.ranks if s.axis == "nodes" else p.nodes
         eff = Cell("-")
         if e.efficiency is not None:
-            eff = Cell(f"{e.efficiency:.2f}", "worse" if e.efficiency < threshold else "")
+            eff = Cell(f.fixed(e.efficiency), "worse" if e.efficiency < threshold else "")
         rows.append(
             [
                 num(p.scale),
@@ -105,8 +77,8 @@ def series_table(sa: sc.SeriesAnalysis, threshold: float) -> Table:
                 fmt(p.stdev),
                 fmt(p.min),
                 fmt(p.max),
-                Cell(f"{e.speedup:.2f}", "worse" if e.speedup < 1 else "") if e.speedup is not None else "-",
-                f"{e.ideal:.2f}" if e.ideal is not None else "-",
+                Cell(f.fixed(e.speedup), "worse" if e.speedup < 1 else "") if e.speedup is not None else "-",
+                f.fixed(e.ideal),
                 eff,
                 Cell(str(p.failed), "warn" if p.failed else "muted"),
             ]
@@ -133,7 +105,7 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
         Column("B is x times faster"),
         Column("B % faster"),
         Column("Time saved" if metric == "time" else "-"),
-        Column("Significant"),
+        Column("Significant", align="left"),
     ]
     rows = []
     for c in analysis.comparisons:
@@ -149,8 +121,8 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
                     fmt(p.a_mean),
                     fmt(p.b_mean),
                     Cell(ratio_text(p.ratio), style),
-                    Cell(pct_text(p.percent_faster), style),
-                    f"{p.time_saved:.0f}%" if p.time_saved is not None else "-",
+                    Cell(f.percent(p.percent_faster, signed=True), style),
+                    f.percent(p.time_saved),
                     Cell("no spread recorded", "muted") if p.significant is None else ("yes" if p.significant else Cell("no", "muted")),
                 ]
             )
@@ -178,13 +150,13 @@ def model_table(analysis: sc.StudyAnalysis) -> Table:
         m = sa.model
         t = sa.threshold
         axis = sa.series.axis
-        predicted = f"{t.predicted_at} {axis} ({t.predicted_scale:.1f})" if t.predicted_at is not None else (t.note or "-")
+        predicted = f"{t.predicted_at} {axis} ({f.number(t.predicted_scale)})" if t.predicted_at is not None else (t.note or "-")
         rows.append(
             [
                 Cell(sa.series.name),
                 Cell(format_model(m) if m else sa.model_note, "" if m else "muted"),
                 fmt(m.cv_smape) if m and m.cv_smape is not None else "-",
-                f"{m.adj_r2:.4f}" if m and m.adj_r2 is not None else "-",
+                f.fixed(m.adj_r2, 4) if m else "-",
                 f"{num(t.measured_scale)} {axis}" if t.measured_scale is not None else "-",
                 Cell(predicted, "" if t.predicted_at is not None else "muted"),
             ]
@@ -229,9 +201,9 @@ def model_lines(analysis: sc.StudyAnalysis) -> List[str]:
 def failure_lines(analysis: sc.StudyAnalysis) -> List[str]:
     out = []
     for sa in analysis.series:
-        for f in sa.series.failures:
-            rep = f"repetition {f.repetition}" if f.repetition is not None else "a repetition"
-            out.append(f"{sa.series.name}: {num(f.scale)} {sa.series.axis}, {rep}: {f.reason}")
+        for fail in sa.series.failures:
+            rep = f"repetition {fail.repetition}" if fail.repetition is not None else "a repetition"
+            out.append(f"{sa.series.name}: {num(fail.scale)} {sa.series.axis}, {rep}: {fail.reason}")
     return out
 
 
@@ -275,6 +247,23 @@ def scaling_section(analysis: sc.StudyAnalysis, plot_format: str = "svg", plots:
     if failures:
         section.add(Notice(f"{len(failures)} failed repetition(s), left out of the statistics:", "warning"), BulletList(failures))
     return section
+
+
+def study_report(analysis: sc.StudyAnalysis, names: Sequence[str], plot_format: str = "svg", plots: bool = True):
+    """A report holding only this study's section (what `fabricbench scaling-report` writes)."""
+    import datetime as _dt
+    from types import SimpleNamespace
+
+    from fabricbench import __version__
+    from fabricbench.report.model import Report
+
+    return Report(
+        title="fabricbench scaling report",
+        generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        tool_version=__version__,
+        runs=[SimpleNamespace(name=n) for n in names],
+        sections=[scaling_section(analysis, plot_format, plots=plots)],
+    )
 
 
 def series_of_runs(runs: List[Any]) -> List[sc.ScalingSeries]:
