@@ -37,6 +37,7 @@ from fabricbench.analysis.fabric_model import (
     speed_rank,
     speed_table,
 )
+from fabricbench.analysis.verdict import Verdict
 
 # ibqueryerrors' default thresholds (/etc/infiniband-diags/error_thresholds); PortXmitWait
 # measures congestion, not errors, and is only ranked.
@@ -95,7 +96,7 @@ class PortRank:
 
 
 @dataclass
-class FabricReport:
+class FabricReport(Verdict):
     snapshot: Snapshot
     previous: Optional[Snapshot]
     findings: List[FabricFinding]
@@ -104,18 +105,6 @@ class FabricReport:
     utilisation_unit: str  # "%" (between snapshots) or "bytes" (since the counters were cleared)
     notes: List[str]
     thresholds: FabricThresholds
-
-    @property
-    def problems(self) -> List[FabricFinding]:
-        return [f for f in self.findings if f.problem]
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
-
-    @property
-    def exit_status(self) -> int:
-        return 0 if self.healthy else 1
 
     @property
     def verdict(self) -> str:

@@ -46,6 +46,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from fabricbench.analysis.verdict import Verdict
 from fabricbench.report.format import number, percent
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
@@ -113,24 +114,12 @@ class MetricSummary:
 
 
 @dataclass
-class HealthReport:
+class HealthReport(Verdict):
     nodes: List[str]
     findings: List[Finding]
     summaries: Dict[str, MetricSummary]
     thresholds: Thresholds
     omitted: int = 0  # link/asymmetry findings beyond max_findings
-
-    @property
-    def problems(self) -> List[Finding]:
-        return [f for f in self.findings if f.problem]
-
-    @property
-    def healthy(self) -> bool:
-        return not self.problems
-
-    @property
-    def exit_status(self) -> int:
-        return 0 if self.healthy else 1
 
     @property
     def verdict(self) -> str:

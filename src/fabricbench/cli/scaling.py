@@ -228,14 +228,8 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
     store = state.read(runs[0])
     if fmt is None:
         fmt = "html" if output and output.lower().endswith((".html", ".htm")) else "text"
-    seen, series = set(), []
-    loaded_runs = []
-    for ref in runs:
-        run = store.get_run(ref)
-        if run.id in seen:
-            continue
-        seen.add(run.id)
-        loaded_runs.append(run)
+    series = []
+    loaded_runs = store.get_runs(runs)
     names = unique_names(loaded_runs)
     try:
         for run, name in zip(loaded_runs, names):

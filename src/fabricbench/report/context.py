@@ -96,15 +96,7 @@ def unique_names(runs: Sequence[Any]) -> List[str]:
 
 def load_runs(store: Any, refs: Iterable[Any]) -> List[LoadedRun]:
     """Runs by id/uuid/'last' with their measurements and hosts; a run named twice is loaded once."""
-    runs = []
-    seen = set()
-    for ref in refs:
-        run = store.get_run(ref)
-        if run.id in seen:
-            continue
-        seen.add(run.id)
-        runs.append(run)
-    return loaded_from(store, runs)
+    return loaded_from(store, store.get_runs(refs))
 
 
 def loaded_from(store: Any, runs: Sequence[Any]) -> List[LoadedRun]:

@@ -369,6 +369,14 @@ class Store:
             raise StoreError(f"no run '{text_ref}' in {self.where} (see 'fabricbench runs')")
         return _run_from_row(row)
 
+    def get_runs(self, refs: Iterable[Union[int, str]]) -> List[Run]:
+        """Runs by id, uuid or 'last', in the order given; a run named twice is returned once."""
+        runs: Dict[int, Run] = {}
+        for ref in refs:
+            run = self.get_run(ref)
+            runs.setdefault(run.id, run)
+        return list(runs.values())
+
     def list_runs(
         self, kind: Optional[str] = None, tags: Optional[Dict[str, str]] = None, limit: Optional[int] = None,
         status: Optional[str] = None,

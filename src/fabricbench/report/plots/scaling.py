@@ -88,19 +88,24 @@ def value_plot(analysis, fmt: str = "svg", metric_label: Optional[str] = None) -
         return save_figure(fig, fmt)
 
 
+def _plot_efficiency_lines(ax, shown, field: str) -> List[float]:
+    """One line per series of its `field` ('speedup' or 'efficiency') against scale; the scales drawn."""
+    all_scales: List[float] = []
+    for i, sa in enumerate(shown):
+        pts = [e for e in sa.efficiency if getattr(e, field) is not None]
+        if pts:
+            x = [e.scale for e in pts]
+            ax.plot(x, [getattr(e, field) for e in pts], color=run_color(i), marker="o", label=safe_label(sa.series.name))
+            all_scales += x
+    return all_scales
+
+
 def speedup_plot(analysis, fmt: str = "svg") -> bytes:
     shown = _shown(analysis)
     with rc_context(_RC):
         fig = Figure(figsize=(7.2, 4.0), layout="constrained")
         ax = fig.add_subplot()
-        all_scales: List[float] = []
-        for i, sa in enumerate(shown):
-            pts = [e for e in sa.efficiency if e.speedup is not None]
-            if not pts:
-                continue
-            x = [e.scale for e in pts]
-            ax.plot(x, [e.speedup for e in pts], color=run_color(i), marker="o", label=safe_label(sa.series.name))
-            all_scales += x
+        all_scales = _plot_efficiency_lines(ax, shown, "speedup")
         bases = {sa.baseline for sa in shown if sa.baseline}
         if all_scales and len(bases) == 1:
             b = bases.pop()
@@ -120,17 +125,8 @@ def efficiency_plot(analysis, fmt: str = "svg") -> bytes:
     with rc_context(_RC):
         fig = Figure(figsize=(7.2, 4.0), layout="constrained")
         ax = fig.add_subplot()
-        all_scales: List[float] = []
-        top = 1.05
-        for i, sa in enumerate(shown):
-            pts = [e for e in sa.efficiency if e.efficiency is not None]
-            if not pts:
-                continue
-            x = [e.scale for e in pts]
-            y = [e.efficiency for e in pts]
-            top = max(top, max(y) * 1.05)
-            ax.plot(x, y, color=run_color(i), marker="o", label=safe_label(sa.series.name))
-            all_scales += x
+        all_scales = _plot_efficiency_lines(ax, shown, "efficiency")
+        top = max([1.05] + [e.efficiency * 1.05 for sa in shown for e in sa.efficiency if e.efficiency is not None])
         ax.axhline(analysis.threshold, color="#d62728", linestyle="--", linewidth=1, label=f"threshold {analysis.threshold:.0%}")
         ax.axhline(1.0, color="#444444", linestyle=":", linewidth=1, label="ideal")
         _scale_axis(ax, all_scales, _axis_name(analysis))
