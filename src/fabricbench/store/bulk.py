@@ -1,0 +1,157 @@
+"""Bulk writes for importers: several runs and millions of measurements in ONE transaction.
+
+``Store.save_run`` takes a whole run as a list; an import of a multi-million-row file
+cannot hold that list. ``BulkWriter`` opens one write transaction for a whole import
+(several files: all of them or none), creates runs, appends measurements in batches as
+they are parsed (memory stays flat), and fills in each run's status and provenance when
+its file is done. Leaving the ``with`` block on an exception rolls everything back.
+
+    with BulkWriter(store) as bulk:
+        run_id = bulk.create_run(kind="import", provenance={...})
+        bulk.add(run_id, batch_of_measurements)
+        bulk.finish_run(run_id, status="complete", ranks=2, provenance={...})
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+import sqlalchemy as sa
+
+from fabricbench.store import schema
+from fabricbench.store.db import Store, StoreError, _new_run_values
+from fabricbench.store.records import STAT_FIELDS, Measurement, Run
+
+_COLUMNS = ("run_id", "seq", "benchmark", "size", "params", "metric", "unit", "detail") + STAT_FIELDS
+_DUMPS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_STRING = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+
+class _JsonCache:
+    """JSON text of params and detail dicts, cached: a file's points repeat the same few params,
+    and their detail differs only in its source line. One json.dumps per distinct value."""
+
+    def __init__(self, limit: int = 100_000):
+        self.limit = limit
+        self.texts: Dict[Any, str] = {}
+
+    def dumps(self, value: Optional[Dict[str, Any]]) -> Optional[str]:
+        if value is None:
+            return None
+        try:
+            key = tuple(value.items())
+            text = self.texts.get(key)
+        except TypeError:  # unhashable values (lists): encode each time
+            return _DUMPS(value)
+        if text is None:
+            text = _DUMPS(value)
+            if len(self.texts) < self.limit:
+                self.texts[key] = text
+        return text
+
+    def detail(self, value: Optional[Dict[str, Any]]) -> Optional[str]:
+        """A detail dict whose first key is a per-point "source": the rest comes from the cache."""
+        if not value:
+            return self.dumps(value)
+        items = tuple(value.items())
+        source = items[0]
+        if source[0] != "source" or not isinstance(source[1], str):
+            return self.dumps(value)
+        head = '{"source":' + _STRING(source[1])
+        if len(items) == 1:
+            return head + "}"
+        try:
+            rest = self.texts.get(items[1:])
+        except TypeError:
+            return _DUMPS(value)
+        if rest is None:
+            rest = _DUMPS(dict(items[1:]))
+            if len(self.texts) < self.limit:
+                self.texts[items[1:]] = rest
+        return head + "," + rest[1:]
+
+
+class BulkWriter:
+    """One write transaction on a store for a whole import (see the module docstring)."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._ctx = None
+        self.conn = None
+        self._seq: Dict[int, int] = {}
+        self._json = _JsonCache()
+        self._sql: Optional[str] = None
+
+    def __enter__(self) -> "BulkWriter":
+        self._ctx = self.store._write()
+        self.conn = self._ctx.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return self._ctx.__exit__(exc_type, exc, tb)
+
+    def create_run(self, kind: str, label: Optional[str] = None, tags: Optional[Dict[str, str]] = None,
+                   command: Optional[str] = None, provenance: Optional[Dict[str, Any]] = None,
+                   ranks: Optional[int] = None) -> Run:
+        values = _new_run_values(kind, label, tags, command, provenance, ranks, "running")
+        values["finished"] = values["created"]
+        run_id = self.conn.execute(schema.runs.insert().values(**values)).inserted_primary_key[0]
+        self._seq[run_id] = 0
+        return Run(id=run_id, **values)
+
+    def add(self, run_id: int, items: Sequence[Measurement]) -> None:
+        """Append measurements to a run created in this transaction (one executemany per call)."""
+        if not items:
+            return
+        seq = self._seq[run_id]
+        dumps, detail = self._json.dumps, self._json.detail
+        rows: List[tuple] = []
+        for item in items:
+            seq += 1
+            params = item.params
+            size = params.get("size")
+            if size is not None and (isinstance(size, bool) or not isinstance(size, (int, float))):
+                size = None
+            rows.append((run_id, seq, item.benchmark, None if size is None else int(size), dumps(params), item.metric,
+                         item.unit, detail(item.detail), item.n, item.iterations, item.value, item.min, item.median,
+                         item.mean, item.p99, item.max, item.stdev))
+        self._executemany(rows)
+        self._seq[run_id] = seq
+
+    def _executemany(self, rows: List[tuple]) -> None:
+        """The driver's own executemany (SQLAlchemy's per-row parameter processing costs more than
+        the insert itself); its errors are reported as the store reports any database error."""
+        dialect = self.conn.dialect
+        if self._sql is None:
+            mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(dialect.paramstyle)
+            if mark is None:  # a driver with another parameter style: SQLAlchemy binds them
+                self.conn.execute(sa.table("measurements", *map(sa.column, _COLUMNS)).insert(),
+                                  [dict(zip(_COLUMNS, r)) for r in rows])
+                return
+            self._sql = f"INSERT INTO measurements ({', '.join(_COLUMNS)}) VALUES ({', '.join([mark] * len(_COLUMNS))})"
+        cursor = self.conn.connection.dbapi_connection.cursor()
+        try:
+            cursor.executemany(self._sql, rows)
+        except dialect.dbapi.Error as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"database {self.store.where}: {detail}") from None
+        finally:
+            cursor.close()
+
+    def add_artifact(self, run_id: int, name: str, data: Any) -> None:
+        self.conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
+
+    def finish_run(self, run_id: int, **fields: Any) -> None:
+        """Set what is known once a file is read: status, message, ranks, command, provenance, kind."""
+        allowed = {"status", "message", "ranks", "command", "provenance", "label", "tags", "kind"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"cannot set {sorted(unknown)}")
+        self.conn.execute(schema.runs.update().where(schema.runs.c.id == run_id).values(**fields))
+
+    def runs_with_digest(self, sha256: str) -> List[int]:
+        """Runs imported from a file with this content digest (provenance import.sha256)."""
+        r = schema.runs
+        digest = r.c.provenance["import"]["sha256"].as_string()
+        rows = self.conn.execute(sa.select(r.c.id).where(digest == sha256).order_by(r.c.id)).fetchall()
+        return [row[0] for row in rows]
