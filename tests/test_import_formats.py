@@ -276,17 +276,6 @@ def test_hpcc_summary_in_project_units():
         assert text.startswith(key + "=")
 
 
-def test_hpcc_without_summary_keeps_completed_sections_as_interrupted(tmp_path):
-    text = (DATA / "hpccoutf_2ranks.txt").read_text()
-    path = tmp_path / "hpccoutf.txt"
-    path.write_text(text[: text.index("Begin of MPIFFT section.")])
-    parsed = import_file(str(path))
-    assert not parsed.complete and "Summary" in parsed.incomplete_reason
-    keys = {m.params["test"] for m in parsed.measurements}
-    assert {"MPIRandomAccess_GUPs", "PTRANS_GBs", "StarDGEMM_Gflops", "StarSTREAM_Triad"} <= keys
-    assert "MPIFFT_Gflops" not in keys and "HPL_Tflops" not in keys
-
-
 def test_hpcc_number_outside_the_database_range_names_the_line(tmp_path):
     lines = (DATA / "hpccoutf_2ranks.txt").read_text().splitlines(keepends=True)
     no = next(i for i, t in enumerate(lines) if "latency   measurements were done with" in t)
@@ -295,6 +284,30 @@ def test_hpcc_number_outside_the_database_range_names_the_line(tmp_path):
     path.write_text("".join(lines))
     with pytest.raises(ImportFormatError, match=rf":{no + 1}: .*outside the range the database can store"):
         import_file(str(path))
+
+
+# -- runs that stopped before the tool's end marker --------------------------------------
+
+
+def _hpcc_sections(parsed):
+    keys = {m.params["test"] for m in parsed.measurements}
+    return {"MPIRandomAccess_GUPs", "PTRANS_GBs", "StarDGEMM_Gflops", "StarSTREAM_Triad"} <= keys and \
+        "MPIFFT_Gflops" not in keys and "HPL_Tflops" not in keys
+
+
+@pytest.mark.parametrize("name, cut_before, note, kept", [
+    ("hpccoutf_2ranks.txt", "Begin of MPIFFT section.", "Summary", _hpcc_sections),
+    ("perftest_ib_write_bw.txt", " 65536 ", "not closed",
+     lambda p: points(p, "ib_write_bw", "bandwidth")[-1].params["size"] == 32768),
+    ("mpigraph_6nodes.txt", "Recv\t", "no Recv matrix", lambda p: {m.params["direction"] for m in p.measurements} == {"send"}),
+])
+def test_a_run_cut_before_its_end_marker_is_interrupted_and_keeps_what_it_measured(tmp_path, name, cut_before, note, kept):
+    text = (DATA / name).read_text()
+    path = tmp_path / name
+    path.write_text(text[: text.index(cut_before)].rsplit("\n", 1)[0] + "\n")
+    parsed = import_file(str(path))
+    assert not parsed.complete and note in parsed.incomplete_reason
+    assert kept(parsed)
 
 
 # -- perftest --------------------------------------------------------------------------
@@ -335,16 +348,6 @@ def test_perftest_json_without_final_newline_and_cut(tmp_path):
         import_file(str(path))
 
 
-def test_perftest_table_not_closed_is_interrupted(tmp_path):
-    lines = (DATA / "perftest_ib_write_bw.txt").read_text().splitlines(keepends=True)
-    cut = next(i for i, t in enumerate(lines) if t.strip().startswith("65536"))
-    path = tmp_path / "ib_write_bw.txt"
-    path.write_text("".join(lines[:cut]))
-    parsed = import_file(str(path))
-    assert not parsed.complete and "not closed" in parsed.incomplete_reason
-    assert points(parsed, "ib_write_bw", "bandwidth")[-1].params["size"] == 32768
-
-
 # -- mpiGraph --------------------------------------------------------------------------
 
 
@@ -358,15 +361,6 @@ def test_mpigraph_matrices_become_allpairs_points():
     assert m.value == pytest.approx(5082.261 * MIB_PER_S) and m.detail["converted_from"] == "MiB/s"
     slow = min(parsed.measurements, key=lambda x: x.value)
     assert (slow.params["src"], slow.params["dst"]) == (2, 1)
-
-
-def test_mpigraph_without_end_is_interrupted(tmp_path):
-    text = (DATA / "mpigraph_6nodes.txt").read_text()
-    path = tmp_path / "mpigraph.txt"
-    path.write_text(text[: text.index("Recv\t")])
-    parsed = import_file(str(path))
-    assert not parsed.complete and "no Recv matrix" in parsed.incomplete_reason
-    assert {m.params["direction"] for m in parsed.measurements} == {"send"}
 
 
 # -- NCCL-tests ------------------------------------------------------------------------

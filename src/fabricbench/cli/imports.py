@@ -9,16 +9,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from fabricbench.cli.app import (
-    console,
-    json_option,
-    label_option,
-    main,
-    parse_tags,
-    pass_state,
-    print_json,
-    tag_option,
-)
+from fabricbench.cli.app import console, json_option, label_option, main, parse_tags, pass_state, print_json
+from fabricbench.cli.app import tag_option
 from fabricbench.importers import DEFAULT_MAX_BYTES, MODULES
 from fabricbench.importers.ingest import ImportOptions, import_files
 

@@ -31,61 +31,53 @@ BEGIN_SUMMARY = "Begin of Summary section."
 END_SUMMARY = "End of Summary section."
 KEYVAL = re.compile(r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*)$")
 SECTION = re.compile(r"^(Begin|End) of (\w+) section\.$")
+HPL_RESULT = re.compile(r"^W[RC]\S*\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)\s+(?P<time>[\d.eE+\-]+)\s+(?P<gflops>[\d.eE+\-]+)\s*$")
+PTRANS_WALL = re.compile(r"^WALL\s+.*\s(?P<gbs>[\d.eE+\-]+)\s+[\d.eE+\-]+\s*$")
+MESSAGE_SIZE = re.compile(r"The (latency|bandwidth)\s+measurements were done with\s+(\d+)\s+bytes")
+VERSION = re.compile(r"HPC Challenge Benchmark version\s+(\S+)")
 
-# summary key -> (metric, unit, factor, converted_from)
-FIGURES: Dict[str, Tuple[str, str, float, Optional[str]]] = {
-    "HPL_Tflops": ("flops", "Gflop/s", 1000.0, "Tflop/s"),
-    "StarDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "SingleDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "PTRANS_GBs": ("bandwidth", "MB/s", b.GB_PER_S, "GB/s"),
-    "MPIRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "MPIRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "StarRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "SingleRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "StarRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "SingleRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "MPIFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "StarFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "SingleFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
+_STREAM = " ".join(f"{kind}STREAM_{op}" for kind in ("Star", "Single") for op in ("Copy", "Scale", "Add", "Triad"))
+_KINDS = {  # (metric, unit, factor to it, converted from) -> the summary keys in that unit
+    ("flops", "Gflop/s", 1000.0, "Tflop/s"): "HPL_Tflops",
+    ("flops", "Gflop/s", 1.0, None): "StarDGEMM_Gflops SingleDGEMM_Gflops MPIFFT_Gflops StarFFT_Gflops SingleFFT_Gflops",
+    ("update_rate", "GUP/s", 1.0, None): "MPIRandomAccess_GUPs MPIRandomAccess_LCG_GUPs StarRandomAccess_GUPs "
+                                        "SingleRandomAccess_GUPs StarRandomAccess_LCG_GUPs SingleRandomAccess_LCG_GUPs",
+    ("bandwidth", "MB/s", b.GB_PER_S, "GB/s"): "PTRANS_GBs " + _STREAM + " MinPingPongBandwidth_GBytes "
+                                              "MaxPingPongBandwidth_GBytes AvgPingPongBandwidth_GBytes "
+                                              "NaturallyOrderedRingBandwidth_GBytes RandomlyOrderedRingBandwidth_GBytes",
+    ("latency", "us", 1.0, None): "MaxPingPongLatency_usec MinPingPongLatency_usec AvgPingPongLatency_usec "
+                                  "RandomlyOrderedRingLatency_usec NaturallyOrderedRingLatency_usec",
 }
-for _kind in ("Star", "Single"):
-    for _op in ("Copy", "Scale", "Add", "Triad"):
-        FIGURES[f"{_kind}STREAM_{_op}"] = ("bandwidth", "MB/s", b.GB_PER_S, "GB/s")
-for _key in ("MaxPingPongLatency_usec", "MinPingPongLatency_usec", "AvgPingPongLatency_usec",
-             "RandomlyOrderedRingLatency_usec", "NaturallyOrderedRingLatency_usec"):
-    FIGURES[_key] = ("latency", "us", 1.0, None)
-for _key in ("MinPingPongBandwidth_GBytes", "MaxPingPongBandwidth_GBytes", "AvgPingPongBandwidth_GBytes",
-             "NaturallyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingBandwidth_GBytes"):
-    FIGURES[_key] = ("bandwidth", "MB/s", b.GB_PER_S, "GB/s")
+# summary key -> (metric, unit, factor, converted_from)
+FIGURES: Dict[str, Tuple[str, str, float, Optional[str]]] = {key: kind for kind, keys in _KINDS.items() for key in keys.split()}
 
 # The headline figure of each of HPCC's seven tests: an HPCC summary must have these.
 REQUIRED = ("HPL_Tflops", "StarDGEMM_Gflops", "StarSTREAM_Triad", "PTRANS_GBs", "MPIRandomAccess_GUPs",
             "MPIFFT_Gflops", "RandomlyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingLatency_usec")
 
-# What each section prints when it completes, used when the summary is missing.
-SECTION_FIGURES = [
-    ("MPIRandomAccess", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_GUPs", 1.0),
-    ("MPIRandomAccess_LCG", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_LCG_GUPs", 1.0),
-    ("StarRandomAccess", re.compile(r"^Average GUP/s\s+([\d.eE+\-]+)"), "StarRandomAccess_GUPs", 1.0),
-    ("SingleRandomAccess", re.compile(r"^Single GUP/s\s+([\d.eE+\-]+)"), "SingleRandomAccess_GUPs", 1.0),
-    ("StarDGEMM", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarDGEMM_Gflops", 1.0),
-    ("SingleDGEMM", re.compile(r"^Single DGEMM Gflop/s\s+([\d.eE+\-]+)"), "SingleDGEMM_Gflops", 1.0),
-    ("StarSTREAM", re.compile(r"^Average Triad GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Triad", 1.0),
-    ("StarSTREAM", re.compile(r"^Average Copy GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Copy", 1.0),
-    ("SingleSTREAM", re.compile(r"^Single STREAM Triad GB/s\s+([\d.eE+\-]+)"), "SingleSTREAM_Triad", 1.0),
-    ("MPIFFT", re.compile(r"^Gflop/s:\s+([\d.eE+\-]+)"), "MPIFFT_Gflops", 1.0),
-    ("StarFFT", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarFFT_Gflops", 1.0),
-    ("LatencyBandwidth", re.compile(r"^Max Ping Pong Latency:\s+([\d.eE+\-]+)\s+msecs"), "MaxPingPongLatency_usec", 1000.0),
-    ("LatencyBandwidth", re.compile(r"^Randomly Ordered Ring Latency:\s+([\d.eE+\-]+)\s+msecs"), "RandomlyOrderedRingLatency_usec", 1000.0),
-    ("LatencyBandwidth", re.compile(r"^Min Ping Pong Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "MinPingPongBandwidth_GBytes", 1e-3),
-    ("LatencyBandwidth", re.compile(r"^Naturally Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "NaturallyOrderedRingBandwidth_GBytes", 1e-3),
-    ("LatencyBandwidth", re.compile(r"^Randomly\s+Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "RandomlyOrderedRingBandwidth_GBytes", 1e-3),
-]
-HPL_RESULT = re.compile(r"^W[RC]\S*\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)\s+(?P<time>[\d.eE+\-]+)\s+(?P<gflops>[\d.eE+\-]+)\s*$")
-PTRANS_WALL = re.compile(r"^WALL\s+.*\s(?P<gbs>[\d.eE+\-]+)\s+[\d.eE+\-]+\s*$")
-LAT_SIZE = re.compile(r"latency\s+measurements were done with\s+(\d+)\s+bytes")
-BW_SIZE = re.compile(r"bandwidth measurements were done with\s+(\d+)\s+bytes")
-VERSION = re.compile(r"HPC Challenge Benchmark version\s+(\S+)")
+# What each section prints when it completes, used when the summary is missing: the
+# section, the summary key, the factor from the printed unit to the summary's, and the
+# line (NUM stands for the number).
+_SECTION_LINES = r"""
+MPIRandomAccess     | MPIRandomAccess_GUPs                 | 1     | ^\s*NUM\s+Billion\(10\^9\) Updates\s+per second
+MPIRandomAccess_LCG | MPIRandomAccess_LCG_GUPs             | 1     | ^\s*NUM\s+Billion\(10\^9\) Updates\s+per second
+StarRandomAccess    | StarRandomAccess_GUPs                | 1     | ^Average GUP/s\s+NUM
+SingleRandomAccess  | SingleRandomAccess_GUPs              | 1     | ^Single GUP/s\s+NUM
+StarDGEMM           | StarDGEMM_Gflops                     | 1     | ^Average Gflop/s\s+NUM
+SingleDGEMM         | SingleDGEMM_Gflops                   | 1     | ^Single DGEMM Gflop/s\s+NUM
+StarSTREAM          | StarSTREAM_Triad                     | 1     | ^Average Triad GB/s\s+NUM
+StarSTREAM          | StarSTREAM_Copy                      | 1     | ^Average Copy GB/s\s+NUM
+SingleSTREAM        | SingleSTREAM_Triad                   | 1     | ^Single STREAM Triad GB/s\s+NUM
+MPIFFT              | MPIFFT_Gflops                        | 1     | ^Gflop/s:\s+NUM
+StarFFT             | StarFFT_Gflops                       | 1     | ^Average Gflop/s\s+NUM
+LatencyBandwidth    | MaxPingPongLatency_usec              | 1000  | ^Max Ping Pong Latency:\s+NUM\s+msecs
+LatencyBandwidth    | RandomlyOrderedRingLatency_usec      | 1000  | ^Randomly Ordered Ring Latency:\s+NUM\s+msecs
+LatencyBandwidth    | MinPingPongBandwidth_GBytes          | 0.001 | ^Min Ping Pong Bandwidth:\s+NUM\s+MB/s
+LatencyBandwidth    | NaturallyOrderedRingBandwidth_GBytes | 0.001 | ^Naturally Ordered Ring Bandwidth:\s+NUM\s+MB/s
+LatencyBandwidth    | RandomlyOrderedRingBandwidth_GBytes  | 0.001 | ^Randomly\s+Ordered Ring Bandwidth:\s+NUM\s+MB/s
+"""
+SECTION_FIGURES = [(section, re.compile(line.replace("NUM", r"([\d.eE+\-]+)")), key, float(factor))
+                   for section, key, factor, line in (map(str.strip, row.split("|")) for row in _SECTION_LINES.strip().splitlines())]
 
 
 def detect(source: b.Source) -> int:
@@ -220,10 +212,9 @@ def _whole(source: b.Source, reader: b.LineReader, allow_truncated: bool) -> Lis
 def _message_sizes(source: b.Source, lines: List[str]) -> Dict[str, int]:
     sizes: Dict[str, int] = {}
     for no, text in enumerate(lines, 1):
-        for key, pattern in (("latency", LAT_SIZE), ("bandwidth", BW_SIZE)):
-            m = pattern.search(text)
-            if m:
-                sizes[key] = b.integer(source, no, m.group(1), f"{key} message size")
+        m = MESSAGE_SIZE.search(text)
+        if m:
+            sizes[m.group(1)] = b.integer(source, no, m.group(2), f"{m.group(1)} message size")
     return sizes
 
 
