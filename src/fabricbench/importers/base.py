@@ -394,6 +394,14 @@ class ParsedRun:
         else:
             self.measurements.append(m)
 
+    def note_points(self, benchmark: str, count: int, ranks: Optional[int]) -> None:
+        """What ``emit`` keeps, for points an importer handed to the sink itself (a fast loop)."""
+        if count:
+            self.count += count
+            self._benchmarks.add(benchmark)
+            if isinstance(ranks, int) and (self.max_ranks is None or ranks > self.max_ranks):
+                self.max_ranks = ranks
+
     def benchmarks(self) -> List[str]:
         return sorted(self._benchmarks)
 

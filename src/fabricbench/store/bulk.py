@@ -14,7 +14,8 @@ its file is done. Leaving the ``with`` block on an exception rolls everything ba
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence
+import operator
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import sqlalchemy as sa
 
@@ -22,7 +23,8 @@ from fabricbench.store import schema
 from fabricbench.store.db import Store, StoreError, _new_run_values
 from fabricbench.store.records import STAT_FIELDS, Measurement, Run
 
-_COLUMNS = ("run_id", "seq", "benchmark", "size", "params", "metric", "unit", "detail") + STAT_FIELDS
+_BASE_COLUMNS = ("run_id", "seq", "benchmark", "size", "params", "metric", "unit", "detail")
+_STATS = operator.attrgetter(*STAT_FIELDS)
 _DUMPS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _STRING = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
@@ -80,7 +82,7 @@ class BulkWriter:
         self.conn = None
         self._seq: Dict[int, int] = {}
         self._json = _JsonCache()
-        self._sql: Optional[str] = None
+        self._sql: Dict[Tuple[str, ...], str] = {}
 
     def __enter__(self) -> "BulkWriter":
         self._ctx = self.store._write()
@@ -100,38 +102,46 @@ class BulkWriter:
         return Run(id=run_id, **values)
 
     def add(self, run_id: int, items: Sequence[Measurement]) -> None:
-        """Append measurements to a run created in this transaction (one executemany per call)."""
+        """Append measurements to a run created in this transaction (one executemany per call).
+
+        Statistics that no measurement of the batch has are left out of the INSERT rather than
+        bound as NULLs: binding is most of an insert's cost from Python."""
         if not items:
             return
+        every = [_STATS(item) for item in items]
+        keep = [i for i, column in enumerate(zip(*every)) if column.count(None) != len(column)]
+        stats = tuple(STAT_FIELDS[i] for i in keep)
+        pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda v, _i=tuple(keep): tuple(v[i] for i in _i))
         seq = self._seq[run_id]
         dumps, detail = self._json.dumps, self._json.detail
         rows: List[tuple] = []
-        for item in items:
+        for item, values in zip(items, every):
             seq += 1
             params = item.params
             size = params.get("size")
             if size is not None and (isinstance(size, bool) or not isinstance(size, (int, float))):
                 size = None
             rows.append((run_id, seq, item.benchmark, None if size is None else int(size), dumps(params), item.metric,
-                         item.unit, detail(item.detail), item.n, item.iterations, item.value, item.min, item.median,
-                         item.mean, item.p99, item.max, item.stdev))
-        self._executemany(rows)
+                         item.unit, detail(item.detail)) + pick(values))
+        self._executemany(_BASE_COLUMNS + stats, rows)
         self._seq[run_id] = seq
 
-    def _executemany(self, rows: List[tuple]) -> None:
+    def _executemany(self, columns: Tuple[str, ...], rows: List[tuple]) -> None:
         """The driver's own executemany (SQLAlchemy's per-row parameter processing costs more than
         the insert itself); its errors are reported as the store reports any database error."""
         dialect = self.conn.dialect
-        if self._sql is None:
-            mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(dialect.paramstyle)
-            if mark is None:  # a driver with another parameter style: SQLAlchemy binds them
-                self.conn.execute(sa.table("measurements", *map(sa.column, _COLUMNS)).insert(),
-                                  [dict(zip(_COLUMNS, r)) for r in rows])
-                return
-            self._sql = f"INSERT INTO measurements ({', '.join(_COLUMNS)}) VALUES ({', '.join([mark] * len(_COLUMNS))})"
+        mark = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(dialect.paramstyle)
+        if mark is None:  # a driver with another parameter style: SQLAlchemy binds them
+            self.conn.execute(sa.table("measurements", *map(sa.column, columns)).insert(),
+                              [dict(zip(columns, r)) for r in rows])
+            return
+        sql = self._sql.get(columns)
+        if sql is None:
+            sql = self._sql[columns] = (f"INSERT INTO measurements ({', '.join(columns)}) "
+                                        f"VALUES ({', '.join([mark] * len(columns))})")
         cursor = self.conn.connection.dbapi_connection.cursor()
         try:
-            cursor.executemany(self._sql, rows)
+            cursor.executemany(sql, rows)
         except dialect.dbapi.Error as exc:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StoreError(f"database {self.store.where}: {detail}") from None
