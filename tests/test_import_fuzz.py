@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import os
+import signal
+from contextlib import contextmanager
 
 from fabricbench.importers import ImportFormatError
 from fabricbench.importers.ingest import ImportOptions, import_files
@@ -95,13 +97,29 @@ def store(tmp_path_factory):
     s.close()
 
 
+@contextmanager
+def time_limit(seconds: int):
+    """An import that loops fails the test instead of hanging it."""
+    def expired(_signum, _frame):
+        raise TimeoutError(f"an import took over {seconds} s (an importer loops)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def check(store, folder, name: str, fmt: str, data: bytes, detect: bool) -> None:
     before = counts(store)
     path = os.path.join(folder, name)
     with open(path, "wb") as fh:
         fh.write(data)
     try:
-        (result,) = import_files(store, [path], ImportOptions(format=None if detect else fmt, again=True))
+        with time_limit(60):
+            (result,) = import_files(store, [path], ImportOptions(format=None if detect else fmt, again=True))
     except ImportFormatError as exc:
         assert not exc.internal, f"importer bug surfaced as an error: {exc}"
         assert str(exc).startswith(path), f"error does not name the file: {exc}"

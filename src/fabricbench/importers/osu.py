@@ -268,10 +268,11 @@ def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
         if not text:
             continue
         if text[0].isdigit() and table is not None and table.roles is not None and not table.varied:
-            if SIMPLE.get(tuple(table.roles)):
+            tokens = text.split()
+            if _is_simple_row(tokens) and SIMPLE.get(tuple(table.roles)):
                 _simple_rows(source, reader, parsed, table, line)  # the common case: runs of two-column rows
             else:
-                _row(source, point, table, line.no, text.split())
+                _row(source, point, table, line.no, tokens)
             continue
         if b.NOISE.match(text):
             continue
@@ -397,9 +398,14 @@ def _size(source: b.Source, no: int, tok: str, table: Table) -> int:
 SIMPLE = {("size", "avg"): ("latency", "us"), ("size", "bw"): ("bandwidth", "MB/s")}
 
 
+def _is_simple_row(tokens: List[str]) -> bool:
+    return len(tokens) == 2 and tokens[0].isascii() and tokens[0].isdigit()
+
+
 def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, table: Table, line: b.Line) -> None:
     """Consecutive rows of a two-column table (size and one figure), read in one loop: a file of
-    millions of rows spends its time here. Stops at, and gives back, the first other line."""
+    millions of rows spends its time here. ``line`` is such a row; the loop stops at, and gives
+    back, the first line that is not one (which ``parse`` then reads the general way)."""
     metric, unit = SIMPLE[tuple(table.roles or ())]
     if metric == "bandwidth" and table.benchmark.endswith("bibw"):
         metric = "bibandwidth"
@@ -411,13 +417,15 @@ def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, ta
     Measurement = b.Measurement
     while line is not None:
         tokens = line.text.split()
-        size_text = tokens[0] if len(tokens) == 2 else ""
-        if not (size_text.isdigit() and size_text.isascii()):
-            reader.back()
+        if not _is_simple_row(tokens):
+            reader.back()  # parse() reads it; never the first line (parse only calls this for a simple row)
             break
+        size_text = tokens[0]
         size = int(size_text)
-        if size > b.INT64_MAX or (last is not None and size <= last):
-            _size(source, line.no, size_text, table)  # raises the error naming the line
+        if size > b.INT64_MAX:
+            b.integer(source, line.no, size_text, "Size")  # raises: outside the database's range
+        if last is not None and size <= last:
+            b.require_increasing(source, line.no, last, size, f"the '{table.title}' table")
         value = _number(source, line.no, tokens[1], label)
         params = base.copy()
         params["size"] = size
