@@ -13,6 +13,7 @@ its file is done. Leaving the ``with`` block on an exception rolls everything ba
 """
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -23,6 +24,7 @@ from fabricbench.store import schema
 from fabricbench.store.db import Store, StoreError, _new_run_values
 from fabricbench.store.records import STAT_FIELDS, Measurement, Run
 
+CACHE_KIB = 64 * 1024
 _BASE_COLUMNS = ("run_id", "seq", "benchmark", "size", "params", "metric", "unit", "detail")
 _STATS = operator.attrgetter(*STAT_FIELDS)
 _DUMPS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
@@ -82,14 +84,23 @@ class BulkWriter:
         self.conn = None
         self._seq: Dict[int, int] = {}
         self._json = _JsonCache()
-        self._sql: Dict[Tuple[str, ...], str] = {}
+        self._sql: Dict[Tuple[Tuple[str, ...], int], str] = {}
 
     def __enter__(self) -> "BulkWriter":
         self._ctx = self.store._write()
         self.conn = self._ctx.__enter__()
+        if self.store.is_sqlite:
+            # A transaction of millions of rows: with SQLite's default 2 MB page cache, pages spill to the
+            # WAL and are read back from it again and again. 64 MB keeps the pages being written in memory.
+            self.conn.exec_driver_sql(f"PRAGMA cache_size=-{CACHE_KIB}")
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if self.store.is_sqlite:
+            try:
+                self.conn.exec_driver_sql("PRAGMA cache_size=-2000")  # SQLite's default again, for the pool
+            except Exception:  # the transaction's own outcome is what matters here
+                pass
         return self._ctx.__exit__(exc_type, exc, tb)
 
     def create_run(self, kind: str, label: Optional[str] = None, tags: Optional[Dict[str, str]] = None,
@@ -135,18 +146,29 @@ class BulkWriter:
             self.conn.execute(sa.table("measurements", *map(sa.column, columns)).insert(),
                               [dict(zip(columns, r)) for r in rows])
             return
-        sql = self._sql.get(columns)
-        if sql is None:
-            sql = self._sql[columns] = (f"INSERT INTO measurements ({', '.join(columns)}) "
-                                        f"VALUES ({', '.join([mark] * len(columns))})")
+        # Several rows per INSERT (as many as 999 bound values allow, SQLite's oldest limit): each
+        # statement executed costs more than the values it binds.
+        per = max(1, min(100, 999 // len(columns)))
+        whole = len(rows) - len(rows) % per
         cursor = self.conn.connection.dbapi_connection.cursor()
         try:
-            cursor.executemany(sql, rows)
+            if whole:
+                flat = [tuple(itertools.chain.from_iterable(rows[i:i + per])) for i in range(0, whole, per)]
+                cursor.executemany(self._statement(columns, per, mark), flat)
+            if whole < len(rows):
+                cursor.executemany(self._statement(columns, 1, mark), rows[whole:])
         except dialect.dbapi.Error as exc:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StoreError(f"database {self.store.where}: {detail}") from None
         finally:
             cursor.close()
+
+    def _statement(self, columns: Tuple[str, ...], rows: int, mark: str) -> str:
+        sql = self._sql.get((columns, rows))
+        if sql is None:
+            one = f"({', '.join([mark] * len(columns))})"
+            sql = self._sql[(columns, rows)] = f"INSERT INTO measurements ({', '.join(columns)}) VALUES {', '.join([one] * rows)}"
+        return sql
 
     def add_artifact(self, run_id: int, name: str, data: Any) -> None:
         self.conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
