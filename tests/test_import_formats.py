@@ -219,6 +219,7 @@ def test_imb_sections_names_and_processes():
     pp = points(parsed, "latency")
     assert {m.metric for m in pp} == {"latency", "bandwidth"}
     assert pp[0].params == {"size": 0, "ranks": 2}
+    assert [m.metric for m in pp if m.params["size"] == 0] == ["latency"], "0 bytes: no bandwidth figure"
     ar = points(parsed, "allreduce")
     assert sorted({m.params["ranks"] for m in ar}) == [2, 4]
     m = next(m for m in ar if m.params == {"size": 4, "ranks": 2})
@@ -376,6 +377,10 @@ def test_nccl_text_algbw_busbw_and_time():
     assert (bus.unit, bus.value, bus.detail["converted_from"]) == ("MB/s", 62230.0, "GB/s")
     t = next(m for m in row if m.metric == "time" and m.params["placement"] == "in_place")
     assert (t.unit, t.value) == ("us", 251.47)
+    # 8 bytes in 34 us prints as 0.00 GB/s: no figure, not a zero bandwidth; the time is kept
+    small = [m for m in parsed.measurements if m.params["size"] == 8]
+    assert {m.metric for m in small} == {"time"} and "0.00 GB/s" in parsed.facts["not_stored"]
+    assert all(m.value > 0 for m in parsed.measurements if m.metric == "bandwidth")
 
 
 def test_nccl_old_layout_stopped_before_max_bytes():

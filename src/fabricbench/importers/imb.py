@@ -265,7 +265,7 @@ def _row(source: b.Source, parsed: b.ParsedRun, point: b.PointFactory, s: Sectio
         nbc.update(detail)
         value = v.get("t_ovrl", v.get("t_pure"))
         point(bench, dict(params), "latency", "us", value, no, detail=nbc, mean=value, iterations=reps)
-    if "mbps" in v:
+    if "mbps" in v and size > 0:  # a 0-byte message moves nothing: IMB's 0.00 Mbytes/sec is no measurement
         metric = "bibandwidth" if s.name.lower().endswith("biband") else "bandwidth"
         value = b.scale(v["mbps"], b.MIB_PER_S) if convert else v["mbps"]
         point(bench, dict(params), metric, "MB/s", value, no, converted_from="MiB/s" if convert else None,

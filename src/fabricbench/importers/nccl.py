@@ -69,6 +69,9 @@ def _measure(parsed: b.ParsedRun, point: b.PointFactory, bench: str, base: Dict[
     detail = {"wrong": wrong} if wrong is not None else None
     point(bench, dict(params), "time", "us", time_us, no, detail=detail, mean=time_us)
     for kind, gbps in (("alg", algbw), ("bus", busbw)):
+        if gbps == 0:  # below what 2 decimals of GB/s show: no figure, not a zero (the time is kept)
+            parsed.facts["not_stored"] = "bandwidths printed as 0.00 GB/s (under 5 MB/s) are left out"
+            continue
         mbps = b.scale(gbps, b.GB_PER_S)
         point(bench, dict(params, bw=kind), "bandwidth", "MB/s", mbps, no, converted_from="GB/s", mean=mbps)
     parsed.conversions["GB/s"] = "x1000 to MB/s (nccl-tests GB/s = 1e9 B/s)"
@@ -159,7 +162,7 @@ def _parse_text(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
                                "the sizes it measured are kept")
     parsed.ranks = len(ranks) or None
     parsed.hosts = sorted({r["host"] for r in ranks})
-    parsed.facts = {"program": program, "config": config, "devices": ranks, **footer}
+    parsed.facts.update({"program": program, "config": config, "devices": ranks, **footer})
     if program:
         parsed.command = program
     return parsed
@@ -258,11 +261,11 @@ def _parse_json(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
     parsed.hosts = hosts
     parsed.command = " ".join(str(a) for a in args) if args else None
     avg = doc.get("average_bus_bandwidth") if isinstance(doc.get("average_bus_bandwidth"), dict) else {}
-    parsed.facts = {"program": program, "json_version": doc.get("version"), "devices": devices,
+    parsed.facts.update({"program": program, "json_version": doc.get("version"), "devices": devices,
                     "config": {k: v for k, v in config.items() if k != "devices"},
                     "avg_busbw_GBps": avg.get("bandwidth"), "nccl_version": doc.get("nccl_version"),
                     "start_time": doc.get("start_time"),
-                    "end_time": doc.get("end_time")}
+                    "end_time": doc.get("end_time")})
     return parsed
 
 
