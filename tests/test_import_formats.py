@@ -157,6 +157,15 @@ def test_osu_mbw_mr_window_varied_matrix():
     assert m.params["ranks"] == 4 and parsed.complete
 
 
+def test_osu_window_varied_run_that_stopped_early(tmp_path):
+    lines = (DATA / "osu_mbw_mr_7.4_window_varied.txt").read_text().splitlines(keepends=True)
+    path = tmp_path / "osu_mbw_mr.txt"
+    path.write_text("".join(lines[:20]))  # the bandwidth matrix up to 4 KiB, then nothing
+    parsed = import_file(str(path))
+    assert not parsed.complete and "stops at 4096 bytes" in parsed.incomplete_reason
+    assert {m.params["size"] for m in parsed.measurements} == {1 << i for i in range(13)}
+
+
 def test_osu_init_single_line():
     parsed = load("osu_init_7.4.txt")
     (m,) = parsed.measurements

@@ -220,8 +220,9 @@ class Table:
 
     def end_block(self) -> None:
         if self.rows:
+            sized = self.varied or bool(self.roles and "size" in self.roles)
             self.blocks.append({"datatype": self.datatype, "rows": self.rows, "last_size": self.last_size,
-                                "line": self.last_no, "sized": bool(self.roles and "size" in self.roles)})
+                                "line": self.last_no, "sized": sized})
 
     def base_params(self) -> Dict[str, Any]:
         """The parameters every point of the current block shares (a fresh copy)."""
@@ -350,6 +351,7 @@ def _comment(source: b.Source, table: Table, no: int, text: str) -> None:
             return
         if MATRIX_HEADER.match(text):
             table.matrix_windows = [b.integer(source, no, tok, "window size", minimum=1) for tok in text.lstrip("#").split()]
+            table.end_block()
             table.new_block()
             return
     if is_header(text):
