@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages fabricbench needs on Debian/Ubuntu, only those missing.
 # MPI (Open MPI), a C and Fortran compiler, CMake and Ninja to build the native parts;
-# HPCC and iperf3 for the HPCC driver and importer samples; iproute2 for the lab;
+# HPCC, iperf3 and NetPIPE for the HPCC driver and the importers' live tests; iproute2 for the lab;
 # PostgreSQL for the store tests on a server; Chromium for the report's browser test.
 set -euo pipefail
 
-packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 iproute2 util-linux procps postgresql)
+packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 netpipe-tcp netpipe-openmpi iproute2 util-linux procps postgresql)
 [ "${FABRICBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
 
 missing=()

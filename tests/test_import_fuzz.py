@@ -1,10 +1,12 @@
-"""Damaged copies of real sample files: an import either succeeds or fails with one
-ImportFormatError naming the file, never a traceback, and never leaves part of a run.
+"""Damaged copies of the sample files, and files that are no results at all: an import
+either succeeds or fails with one ImportFormatError naming the file, never a traceback,
+and never leaves part of a run.
 
 Hypothesis mutates each sample: truncates it anywhere, deletes, duplicates or swaps
-lines, flips bytes, inserts garbage. Each mutated file goes through the same path as
-``fabricbench import``: parse, then store in one transaction; the database's row
-counts must not change when the import fails.
+lines, flips bytes, inserts garbage, re-encodes it as UTF-16. Each mutated file goes
+through the same path as ``fabricbench import`` (``import_files``: checked, streamed into
+the database in one transaction); the database's row counts must not change when the
+import fails. Special files (a FIFO, /dev/zero, a directory) are refused at once.
 """
 from __future__ import annotations
 
@@ -15,20 +17,28 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fabricbench.importers import ImportFormatError, parse_source, store_parsed
-from fabricbench.importers.base import Source
+import os
+import signal
+from contextlib import contextmanager
+
+from fabricbench.importers import ImportFormatError
+from fabricbench.importers.ingest import ImportOptions, import_files
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "import"
 
 SAMPLES = {
-    "osu": ["osu_latency.txt", "osu_collectives_full.txt", "osu_mbw_mr.txt"],
-    "imb": ["imb_mpi1.txt"],
+    "osu": ["osu_latency.txt", "osu_collectives_full.txt", "osu_mbw_mr.txt", "osu_mbw_mr_7.4_window_varied.txt",
+            "osu_latency_7.4_all_datatypes.txt", "osu_iallreduce_7.3_full.txt", "osu_put_latency_7.4.txt",
+            "osu_init_7.4.txt"],
+    "imb": ["imb_mpi1.txt", "imb_2018_alltoall_killed.txt"],
     "hpcc": ["hpccoutf_2ranks.txt"],
     "perftest": ["perftest_ib_write_bw.txt", "perftest_ib_write_lat.txt", "perftest_ib_write_bw.json"],
     "mpigraph": ["mpigraph_6nodes.txt"],
-    "nccl": ["nccl_all_reduce_perf.txt", "nccl_all_gather.json"],
-    "iperf3": ["iperf3_tcp_loopback.json"],
+    "nccl": ["nccl_all_reduce_perf.txt", "nccl_all_gather.json", "nccl_all_reduce_perf_old_killed.txt"],
+    "iperf3": ["iperf3_tcp_loopback.json", "iperf3_server_tcp_loopback.json", "iperf3_client_text.txt"],
+    "netpipe": ["netpipe_tcp_loopback.out", "netpipe_openmpi_2ranks_screen.txt"],
+    "mpip": ["mpip_known_calls_4ranks.mpiP"],
 }
 
 GARBAGE = st.one_of(
@@ -42,7 +52,9 @@ GARBAGE = st.one_of(
 @st.composite
 def mutated(draw, data: bytes) -> bytes:
     lines = data.split(b"\n")
-    kind = draw(st.sampled_from(["truncate", "delete", "duplicate", "swap", "flip", "garbage", "several"]))
+    kind = draw(st.sampled_from(["truncate", "delete", "duplicate", "swap", "flip", "garbage", "several", "utf16"]))
+    if kind == "utf16":
+        return data.decode("utf-8").encode(draw(st.sampled_from(["utf-16", "utf-16-le", "utf-16-be"])))
     steps = [kind] if kind != "several" else draw(
         st.lists(st.sampled_from(["delete", "duplicate", "swap", "flip", "garbage"]), min_size=2, max_size=4))
     out = data
@@ -85,29 +97,46 @@ def store(tmp_path_factory):
     s.close()
 
 
-def check(store, name: str, fmt: str, data: bytes, detect: bool) -> None:
-    before = counts(store)
+@contextmanager
+def time_limit(seconds: int):
+    """An import that loops fails the test instead of hanging it."""
+    def expired(_signum, _frame):
+        raise TimeoutError(f"an import took over {seconds} s (an importer loops)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
     try:
-        source = Source.from_bytes(name, data)
-        parsed = parse_source(source, format=None if detect else fmt)
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(store, folder, name: str, fmt: str, data: bytes, detect: bool) -> None:
+    before = counts(store)
+    path = os.path.join(folder, name)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    try:
+        with time_limit(60):
+            (result,) = import_files(store, [path], ImportOptions(format=None if detect else fmt, again=True))
     except ImportFormatError as exc:
         assert not exc.internal, f"importer bug surfaced as an error: {exc}"
-        assert str(exc).startswith(name), f"error does not name the file: {exc}"
+        assert str(exc).startswith(path), f"error does not name the file: {exc}"
         assert "\n" not in str(exc)
         assert counts(store) == before
         return
-    run = store_parsed(store, parsed)
     after = counts(store)
     assert after["runs"] == before["runs"] + 1
-    assert after["measurements"] == before["measurements"] + len(parsed.measurements)
-    assert store.count_measurements(run.id) == len(parsed.measurements) > 0
-    for m in parsed.measurements:
+    assert after["measurements"] == before["measurements"] + result["measurements"]
+    assert store.count_measurements(result["run"]) == result["measurements"] > 0
+    for m in store.measurements(result["run"]):
         assert m.value is not None and m.value == m.value  # not NaN
         assert m.unit in ("us", "MB/s", "msg/s", "Gflop/s", "GUP/s", "s")
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))
-def test_damaged_files_fail_cleanly_or_import_whole(store, fmt):
+def test_damaged_files_fail_cleanly_or_import_whole(store, tmp_path, fmt):
     samples = [(n, (DATA / n).read_bytes()) for n in SAMPLES[fmt]]
 
     @settings(max_examples=60, deadline=None, derandomize=True, database=None,
@@ -117,16 +146,46 @@ def test_damaged_files_fail_cleanly_or_import_whole(store, fmt):
         name, raw = data.draw(st.sampled_from(samples))
         damaged = data.draw(mutated(raw))
         detect = data.draw(st.booleans())
-        check(store, name, fmt, damaged, detect)
+        check(store, str(tmp_path), name, fmt, damaged, detect)
 
     run()
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))
-def test_every_truncation_point_of_a_sample(store, fmt):
+def test_every_truncation_point_of_a_sample(store, tmp_path, fmt):
     """Cut at every line boundary (and mid-line): an import fails cleanly or holds only whole lines."""
     name = SAMPLES[fmt][0]
     raw = (DATA / name).read_bytes()
     cuts = sorted({i for i, b in enumerate(raw) if b == ord("\n")} | set(range(0, len(raw), max(1, len(raw) // 40))))
     for cut in cuts[:: max(1, len(cuts) // 80)]:
-        check(store, name, fmt, raw[:cut], detect=False)
+        check(store, str(tmp_path), name, fmt, raw[:cut], detect=False)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero", "directory"])
+def test_special_files_are_refused_and_nothing_is_stored(store, tmp_path, special):
+    if special == "fifo":
+        path = str(tmp_path / "results.fifo")
+        os.mkfifo(path)  # nobody writes to it: reading would wait forever
+    elif special == "directory":
+        path = str(tmp_path)
+    else:
+        path = special
+    before = counts(store)
+    good = str(DATA / "osu_latency.txt")
+    with pytest.raises(ImportFormatError) as info:
+        import_files(store, [good, path], ImportOptions(again=True))
+    assert str(info.value).startswith(path)
+    assert ("is a directory" if special == "directory" else "not a regular file") in str(info.value)
+    assert not info.value.internal
+    assert counts(store) == before, "the good file before it is not stored either"
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.binary(max_size=2000), st.sampled_from(["utf-8", "utf-16", "latin-1"]))
+def test_arbitrary_bytes_and_encodings(tmp_path_factory, data, encoding):
+    store = open_db(str(tmp_path_factory.mktemp("any") / "any.db"))
+    try:
+        text = data.decode("latin-1").encode(encoding, errors="replace")
+        check(store, str(tmp_path_factory.getbasetemp()), "input.txt", "osu", text, detect=True)
+    finally:
+        store.close()

@@ -25,106 +25,86 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import (
-    begin_text_parse,
-    GB_PER_S,
-    ParsedRun,
-    PointFactory,
-    Source,
-    finite,
-    scale,
-)
+from fabricbench.importers import base as b
 
 BEGIN_SUMMARY = "Begin of Summary section."
 END_SUMMARY = "End of Summary section."
 KEYVAL = re.compile(r"^(?P<key>[A-Za-z_][\w.]*)=(?P<value>.*)$")
 SECTION = re.compile(r"^(Begin|End) of (\w+) section\.$")
+HPL_RESULT = re.compile(r"^W[RC]\S*\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)\s+(?P<time>[\d.eE+\-]+)\s+(?P<gflops>[\d.eE+\-]+)\s*$")
+PTRANS_WALL = re.compile(r"^WALL\s+.*\s(?P<gbs>[\d.eE+\-]+)\s+[\d.eE+\-]+\s*$")
+MESSAGE_SIZE = re.compile(r"The (latency|bandwidth)\s+measurements were done with\s+(\d+)\s+bytes")
+VERSION = re.compile(r"HPC Challenge Benchmark version\s+(\S+)")
 
-# summary key -> (metric, unit, factor, converted_from)
-FIGURES: Dict[str, Tuple[str, str, float, Optional[str]]] = {
-    "HPL_Tflops": ("flops", "Gflop/s", 1000.0, "Tflop/s"),
-    "StarDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "SingleDGEMM_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "PTRANS_GBs": ("bandwidth", "MB/s", GB_PER_S, "GB/s"),
-    "MPIRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "MPIRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "StarRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "SingleRandomAccess_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "StarRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "SingleRandomAccess_LCG_GUPs": ("update_rate", "GUP/s", 1.0, None),
-    "MPIFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "StarFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
-    "SingleFFT_Gflops": ("flops", "Gflop/s", 1.0, None),
+_STREAM = " ".join(f"{kind}STREAM_{op}" for kind in ("Star", "Single") for op in ("Copy", "Scale", "Add", "Triad"))
+_KINDS = {  # (metric, unit, factor to it, converted from) -> the summary keys in that unit
+    ("flops", "Gflop/s", 1000.0, "Tflop/s"): "HPL_Tflops",
+    ("flops", "Gflop/s", 1.0, None): "StarDGEMM_Gflops SingleDGEMM_Gflops MPIFFT_Gflops StarFFT_Gflops SingleFFT_Gflops",
+    ("update_rate", "GUP/s", 1.0, None): "MPIRandomAccess_GUPs MPIRandomAccess_LCG_GUPs StarRandomAccess_GUPs "
+                                        "SingleRandomAccess_GUPs StarRandomAccess_LCG_GUPs SingleRandomAccess_LCG_GUPs",
+    ("bandwidth", "MB/s", b.GB_PER_S, "GB/s"): "PTRANS_GBs " + _STREAM + " MinPingPongBandwidth_GBytes "
+                                              "MaxPingPongBandwidth_GBytes AvgPingPongBandwidth_GBytes "
+                                              "NaturallyOrderedRingBandwidth_GBytes RandomlyOrderedRingBandwidth_GBytes",
+    ("latency", "us", 1.0, None): "MaxPingPongLatency_usec MinPingPongLatency_usec AvgPingPongLatency_usec "
+                                  "RandomlyOrderedRingLatency_usec NaturallyOrderedRingLatency_usec",
 }
-for _kind in ("Star", "Single"):
-    for _op in ("Copy", "Scale", "Add", "Triad"):
-        FIGURES[f"{_kind}STREAM_{_op}"] = ("bandwidth", "MB/s", GB_PER_S, "GB/s")
-for _key in ("MaxPingPongLatency_usec", "MinPingPongLatency_usec", "AvgPingPongLatency_usec",
-             "RandomlyOrderedRingLatency_usec", "NaturallyOrderedRingLatency_usec"):
-    FIGURES[_key] = ("latency", "us", 1.0, None)
-for _key in ("MinPingPongBandwidth_GBytes", "MaxPingPongBandwidth_GBytes", "AvgPingPongBandwidth_GBytes",
-             "NaturallyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingBandwidth_GBytes"):
-    FIGURES[_key] = ("bandwidth", "MB/s", GB_PER_S, "GB/s")
+# summary key -> (metric, unit, factor, converted_from)
+FIGURES: Dict[str, Tuple[str, str, float, Optional[str]]] = {key: kind for kind, keys in _KINDS.items() for key in keys.split()}
 
 # The headline figure of each of HPCC's seven tests: an HPCC summary must have these.
 REQUIRED = ("HPL_Tflops", "StarDGEMM_Gflops", "StarSTREAM_Triad", "PTRANS_GBs", "MPIRandomAccess_GUPs",
             "MPIFFT_Gflops", "RandomlyOrderedRingBandwidth_GBytes", "RandomlyOrderedRingLatency_usec")
 
-# What each section prints when it completes, used when the summary is missing.
-SECTION_FIGURES = [
-    ("MPIRandomAccess", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_GUPs", 1.0),
-    ("MPIRandomAccess_LCG", re.compile(r"^\s*([\d.eE+\-]+)\s+Billion\(10\^9\) Updates\s+per second"), "MPIRandomAccess_LCG_GUPs", 1.0),
-    ("StarRandomAccess", re.compile(r"^Average GUP/s\s+([\d.eE+\-]+)"), "StarRandomAccess_GUPs", 1.0),
-    ("SingleRandomAccess", re.compile(r"^Single GUP/s\s+([\d.eE+\-]+)"), "SingleRandomAccess_GUPs", 1.0),
-    ("StarDGEMM", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarDGEMM_Gflops", 1.0),
-    ("SingleDGEMM", re.compile(r"^Single DGEMM Gflop/s\s+([\d.eE+\-]+)"), "SingleDGEMM_Gflops", 1.0),
-    ("StarSTREAM", re.compile(r"^Average Triad GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Triad", 1.0),
-    ("StarSTREAM", re.compile(r"^Average Copy GB/s\s+([\d.eE+\-]+)"), "StarSTREAM_Copy", 1.0),
-    ("SingleSTREAM", re.compile(r"^Single STREAM Triad GB/s\s+([\d.eE+\-]+)"), "SingleSTREAM_Triad", 1.0),
-    ("MPIFFT", re.compile(r"^Gflop/s:\s+([\d.eE+\-]+)"), "MPIFFT_Gflops", 1.0),
-    ("StarFFT", re.compile(r"^Average Gflop/s\s+([\d.eE+\-]+)"), "StarFFT_Gflops", 1.0),
-    ("LatencyBandwidth", re.compile(r"^Max Ping Pong Latency:\s+([\d.eE+\-]+)\s+msecs"), "MaxPingPongLatency_usec", 1000.0),
-    ("LatencyBandwidth", re.compile(r"^Randomly Ordered Ring Latency:\s+([\d.eE+\-]+)\s+msecs"), "RandomlyOrderedRingLatency_usec", 1000.0),
-    ("LatencyBandwidth", re.compile(r"^Min Ping Pong Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "MinPingPongBandwidth_GBytes", 1e-3),
-    ("LatencyBandwidth", re.compile(r"^Naturally Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "NaturallyOrderedRingBandwidth_GBytes", 1e-3),
-    ("LatencyBandwidth", re.compile(r"^Randomly\s+Ordered Ring Bandwidth:\s+([\d.eE+\-]+)\s+MB/s"), "RandomlyOrderedRingBandwidth_GBytes", 1e-3),
-]
-HPL_RESULT = re.compile(r"^W[RC]\S*\s+(?P<n>\d+)\s+(?P<nb>\d+)\s+(?P<p>\d+)\s+(?P<q>\d+)\s+(?P<time>[\d.eE+\-]+)\s+(?P<gflops>[\d.eE+\-]+)\s*$")
-PTRANS_WALL = re.compile(r"^WALL\s+.*\s(?P<gbs>[\d.eE+\-]+)\s+[\d.eE+\-]+\s*$")
-LAT_SIZE = re.compile(r"latency\s+measurements were done with\s+(\d+)\s+bytes")
-BW_SIZE = re.compile(r"bandwidth measurements were done with\s+(\d+)\s+bytes")
-VERSION = re.compile(r"HPC Challenge Benchmark version\s+(\S+)")
+# What each section prints when it completes, used when the summary is missing: the
+# section, the summary key, the factor from the printed unit to the summary's, and the
+# line (NUM stands for the number).
+_SECTION_LINES = r"""
+MPIRandomAccess     | MPIRandomAccess_GUPs                 | 1     | ^\s*NUM\s+Billion\(10\^9\) Updates\s+per second
+MPIRandomAccess_LCG | MPIRandomAccess_LCG_GUPs             | 1     | ^\s*NUM\s+Billion\(10\^9\) Updates\s+per second
+StarRandomAccess    | StarRandomAccess_GUPs                | 1     | ^Average GUP/s\s+NUM
+SingleRandomAccess  | SingleRandomAccess_GUPs              | 1     | ^Single GUP/s\s+NUM
+StarDGEMM           | StarDGEMM_Gflops                     | 1     | ^Average Gflop/s\s+NUM
+SingleDGEMM         | SingleDGEMM_Gflops                   | 1     | ^Single DGEMM Gflop/s\s+NUM
+StarSTREAM          | StarSTREAM_Triad                     | 1     | ^Average Triad GB/s\s+NUM
+StarSTREAM          | StarSTREAM_Copy                      | 1     | ^Average Copy GB/s\s+NUM
+SingleSTREAM        | SingleSTREAM_Triad                   | 1     | ^Single STREAM Triad GB/s\s+NUM
+MPIFFT              | MPIFFT_Gflops                        | 1     | ^Gflop/s:\s+NUM
+StarFFT             | StarFFT_Gflops                       | 1     | ^Average Gflop/s\s+NUM
+LatencyBandwidth    | MaxPingPongLatency_usec              | 1000  | ^Max Ping Pong Latency:\s+NUM\s+msecs
+LatencyBandwidth    | RandomlyOrderedRingLatency_usec      | 1000  | ^Randomly Ordered Ring Latency:\s+NUM\s+msecs
+LatencyBandwidth    | MinPingPongBandwidth_GBytes          | 0.001 | ^Min Ping Pong Bandwidth:\s+NUM\s+MB/s
+LatencyBandwidth    | NaturallyOrderedRingBandwidth_GBytes | 0.001 | ^Naturally Ordered Ring Bandwidth:\s+NUM\s+MB/s
+LatencyBandwidth    | RandomlyOrderedRingBandwidth_GBytes  | 0.001 | ^Randomly\s+Ordered Ring Bandwidth:\s+NUM\s+MB/s
+"""
+SECTION_FIGURES = [(section, re.compile(line.replace("NUM", r"([\d.eE+\-]+)")), key, float(factor))
+                   for section, key, factor, line in (map(str.strip, row.split("|")) for row in _SECTION_LINES.strip().splitlines())]
 
 
-def detect(source: Source) -> int:
-    head = "\n".join(source.lines[:40])
-    if "HPC Challenge Benchmark" in head:
+def detect(source: b.Source) -> int:
+    if "HPC Challenge Benchmark" in "\n".join(source.head[:40]):
         return 95
-    if any(t.strip() == BEGIN_SUMMARY for t in source.lines):
+    if any(t.strip() == BEGIN_SUMMARY for t in source.head):
         return 80
     return 0
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader, parsed, _ = begin_text_parse(source, "hpcc", "HPC Challenge", allow_truncated)
-    m = next((VERSION.search(t) for t in source.lines[:20] if VERSION.search(t)), None)
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    reader, parsed, _ = b.begin_text_parse(source, "hpcc", "HPC Challenge", allow_truncated)
+    m = next((VERSION.search(t) for t in source.head[:20] if VERSION.search(t)), None)
     parsed.tool_version = m.group(1) if m else None
-    host = next((re.match(r"^Hostname:\s*'([^']*)'", t) for t in source.lines[:20] if t.startswith("Hostname:")), None)
+    host = next((re.match(r"^Hostname:\s*'([^']*)'", t) for t in source.head[:20] if t.startswith("Hostname:")), None)
     if host and host.group(1):
         parsed.hosts = [host.group(1)]
 
-    lines = reader.lines
-    sizes = _message_sizes(lines)
+    lines = _whole(source, reader, allow_truncated)
+    sizes = _message_sizes(source, lines)
     begin = [i for i, t in enumerate(lines) if t.strip() == BEGIN_SUMMARY]
     if len(begin) > 1:
         raise source.error(begin[1] + 1, "a second summary section")
     if begin:
         summary, lines_of = _summary(source, lines, begin[0], allow_truncated, parsed)
     else:
-        note = "no 'Begin of Summary section.' (HPCC did not finish or the file was cut)"
-        if not allow_truncated:
-            raise source.truncated(reader.last_no, note + "; use --allow-truncated to keep the completed tests")
-        parsed.mark_incomplete(note)
+        parsed.mark_incomplete("no 'Begin of Summary section.': HPCC did not finish; the tests it completed are kept")
         summary, lines_of = _from_sections(source, lines)
     parsed.facts = {"summary": summary, "message_sizes": sizes}
     _points(source, parsed, summary, lines_of, sizes)
@@ -136,7 +116,7 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     return parsed
 
 
-def _summary(source: Source, lines: List[str], start: int, allow_truncated: bool, parsed: ParsedRun):
+def _summary(source: b.Source, lines: List[str], start: int, allow_truncated: bool, parsed: b.ParsedRun):
     summary: Dict[str, Any] = {}
     lines_of: Dict[str, int] = {}
     end = None
@@ -154,12 +134,12 @@ def _summary(source: Source, lines: List[str], start: int, allow_truncated: bool
         if key in summary:
             raise source.error(i + 1, f"summary key {key} appears twice")
         summary[key] = _scalar(value)
+        if isinstance(summary[key], int) and abs(summary[key]) > b.INT64_MAX:
+            raise source.error(i + 1, f"{key}={value} is outside the range the database can store (64-bit integers)")
         lines_of[key] = i + 1
     if end is None:
-        note = "the summary section has no 'End of Summary section.' line (the file was cut)"
-        if not allow_truncated:
-            raise source.truncated(len(lines), note + "; use --allow-truncated to keep the values it has")
-        parsed.mark_incomplete(note)
+        parsed.mark_incomplete("the summary section has no 'End of Summary section.' line: HPCC stopped while "
+                               "writing it; the values it has are kept")
     else:
         missing = [k for k in REQUIRED if k not in summary]
         if missing:
@@ -176,7 +156,7 @@ def _scalar(text: str) -> Any:
         return text
 
 
-def _from_sections(source: Source, lines: List[str]):
+def _from_sections(source: b.Source, lines: List[str]):
     """The results of the sections that completed (Begin ... End), when there is no summary."""
     summary: Dict[str, Any] = {}
     lines_of: Dict[str, int] = {}
@@ -195,19 +175,19 @@ def _from_sections(source: Source, lines: List[str]):
                 for no, t in body:
                     hit = pattern.match(t)
                     if hit:
-                        summary[key] = finite(source, no, hit.group(1), key) * factor
+                        summary[key] = b.finite(source, no, hit.group(1), key) * factor
                         lines_of[key] = no
             if current == "PTRANS":
                 walls = [(no, PTRANS_WALL.match(t)) for no, t in body if PTRANS_WALL.match(t)]
                 if walls:
-                    values = [finite(source, no, w.group("gbs"), "PTRANS GB/s") for no, w in walls]
+                    values = [b.finite(source, no, w.group("gbs"), "PTRANS GB/s") for no, w in walls]
                     summary["PTRANS_GBs"] = min(values)
                     lines_of["PTRANS_GBs"] = walls[0][0]
             if current == "HPL":
                 for no, t in body:
                     hit = HPL_RESULT.match(t)
                     if hit:
-                        summary["HPL_Tflops"] = finite(source, no, hit.group("gflops"), "HPL Gflops") / 1000.0
+                        summary["HPL_Tflops"] = b.finite(source, no, hit.group("gflops"), "HPL Gflops") / 1000.0
                         lines_of["HPL_Tflops"] = no
             current = None
             continue
@@ -216,19 +196,29 @@ def _from_sections(source: Source, lines: List[str]):
     return summary, lines_of
 
 
-def _message_sizes(lines: List[str]) -> Dict[str, int]:
+def _whole(source: b.Source, reader: b.LineReader, allow_truncated: bool) -> List[str]:
+    """All lines (HPCC's output is small and read whole, bounded by WHOLE_TEXT_LIMIT); a cut-off
+    last line is an error, or dropped with a note when truncated input is allowed."""
+    lines = source.all_lines()
+    if lines and not source.ends_with_newline and lines[-1].strip():
+        if not allow_truncated:
+            raise source.truncated(len(lines), "the last line has no end (the file looks cut off); "
+                                               "use --allow-truncated to import what is complete")
+        reader.truncated_note = f"line {len(lines)} was cut off and was dropped"
+        lines.pop()
+    return lines
+
+
+def _message_sizes(source: b.Source, lines: List[str]) -> Dict[str, int]:
     sizes: Dict[str, int] = {}
-    for text in lines:
-        m = LAT_SIZE.search(text)
+    for no, text in enumerate(lines, 1):
+        m = MESSAGE_SIZE.search(text)
         if m:
-            sizes["latency"] = int(m.group(1))
-        m = BW_SIZE.search(text)
-        if m:
-            sizes["bandwidth"] = int(m.group(1))
+            sizes[m.group(1)] = b.integer(source, no, m.group(2), f"{m.group(1)} message size")
     return sizes
 
 
-def _hpl_detail(source: Source, lines: List[str]) -> Optional[Dict[str, Any]]:
+def _hpl_detail(source: b.Source, lines: List[str]) -> Optional[Dict[str, Any]]:
     for i, text in enumerate(lines):
         m = HPL_RESULT.match(text.strip())
         if m:
@@ -238,14 +228,15 @@ def _hpl_detail(source: Source, lines: List[str]) -> Optional[Dict[str, Any]]:
                     passed = True
                 elif "FAILED" in t:
                     passed = False
-            return {"N": int(m.group("n")), "NB": int(m.group("nb")), "P": int(m.group("p")), "Q": int(m.group("q")),
+            n, nb, p, q = (b.integer(source, i + 1, m.group(k), k.upper()) for k in ("n", "nb", "p", "q"))
+            return {"N": n, "NB": nb, "P": p, "Q": q,
                     "time_s": _scalar(m.group("time")), "gflops": _scalar(m.group("gflops")), "residual_passed": passed}
     return None
 
 
-def _points(source: Source, parsed: ParsedRun, summary: Dict[str, Any], lines_of: Dict[str, int],
+def _points(source: b.Source, parsed: b.ParsedRun, summary: Dict[str, Any], lines_of: Dict[str, int],
             sizes: Dict[str, int]) -> None:
-    point = PointFactory(parsed)
+    point = b.PointFactory(parsed)
     ranks = summary.get("CommWorldProcs")
     if isinstance(ranks, int) and ranks > 0:
         parsed.ranks = ranks
@@ -255,11 +246,11 @@ def _points(source: Source, parsed: ParsedRun, summary: Dict[str, Any], lines_of
         if key not in summary:
             continue
         no = lines_of.get(key)
-        raw = finite(source, no, str(summary[key]), key, minimum=None)
+        raw = b.finite(source, no, str(summary[key]), key, minimum=None)
         if raw < 0:  # HPCC's mark for a test that did not run or did not finish
             parsed.warnings.append(f"{key}={summary[key]}: HPCC did not measure this test")
             continue
-        value = scale(raw, factor)
+        value = b.scale(raw, factor)
         params: Dict[str, Any] = {"test": key}
         if ranks:
             params["ranks"] = ranks
@@ -271,8 +262,8 @@ def _points(source: Source, parsed: ParsedRun, summary: Dict[str, Any], lines_of
         if key in ("AvgPingPongLatency_usec", "AvgPingPongBandwidth_GBytes"):
             lo_key, hi_key = key.replace("Avg", "Min"), key.replace("Avg", "Max")
             if lo_key in summary and hi_key in summary:
-                stats["min"] = scale(finite(source, lines_of.get(lo_key), str(summary[lo_key]), lo_key), factor)
-                stats["max"] = scale(finite(source, lines_of.get(hi_key), str(summary[hi_key]), hi_key), factor)
+                stats["min"] = b.scale(b.finite(source, lines_of.get(lo_key), str(summary[lo_key]), lo_key), factor)
+                stats["max"] = b.scale(b.finite(source, lines_of.get(hi_key), str(summary[hi_key]), hi_key), factor)
         if converted:
             parsed.conversions[converted] = {"Tflop/s": "x1000 to Gflop/s", "GB/s": "x1000 to MB/s (1 GB = 1e9 B)"}[converted]
         point("hpcc", params, metric, unit, value, no, converted_from=converted, **stats)

@@ -7,11 +7,17 @@ t_avg[usec] [Mbytes/sec]`` (PingPing, Sendrecv, Exchange, collectives),
 ``Mbytes/sec Msg/sec`` (Uniband, Biband), no ``#bytes`` for Barrier. The same benchmark
 appears once per process count.
 
-Names stay IMB's own under an ``imb.`` prefix (``imb.PingPong``, ``imb.Allreduce``)
-because IMB's definitions differ from the native engine's (PingPong's bandwidth is
-one message in flight, not a window); metrics and units are the project's: times as
+Benchmark names are the native engine's where the measurement is the same: PingPong is
+``latency`` (a blocking ping-pong, half the round trip; its Mbytes/sec becomes that
+benchmark's ``bandwidth`` metric, one message in flight, not the windowed ``bw``), the
+collectives are ``allreduce``, ``bcast``, ``barrier``, ...; the others take IMB's name in
+lower case (``pingping``, ``sendrecv``, ``exchange``, ``uniband``, ``biband``,
+``multi_pingpong``, ``iallreduce``). Metrics and units are the project's: times as
 ``latency`` in us (collectives: t_avg in value/mean, t_min/t_max in min/max),
 ``bandwidth``/``bibandwidth`` in decimal MB/s, ``message_rate`` in msg/s.
+
+IMB ends a finished run with ``# All processes entering MPI_Finalize``; without it the
+run is stored ``interrupted`` with the sections it completed.
 
 Units: IMB 2017 and later define Mbytes/sec as 1e6 B/s (``MEGA = 1.0/1e6`` in
 IMB_output.c); IMB 4.1 and older used 2^20 B/s (``MEGA = 1.0/1048576.0``). Those
@@ -24,18 +30,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import (
-    begin_text_parse,
-    MIB_PER_S,
-    NOISE,
-    ParsedRun,
-    PointFactory,
-    Source,
-    finite,
-    integer,
-    require_increasing,
-    scale,
-)
+from fabricbench.importers import base as b
 
 VERSION = re.compile(r"Intel\s*\(R\)\s*MPI\s+Benchmarks?(?:\s+Suite)?\s+V?(?P<version>\d[\w.]*(?:\s+Update\s+\d+)?)", re.I)
 SECTION = re.compile(r"^#\s*Benchmarking\s+(?P<name>[A-Za-z][\w\-]*)\s*$")
@@ -64,9 +59,16 @@ COLUMNS = {
 }
 
 
-def detect(source: Source) -> int:
+def benchmark_name(name: str) -> str:
+    """The canonical name of an IMB benchmark (see the module docstring)."""
+    if name == "PingPong":
+        return "latency"
+    return b.slug(name)
+
+
+def detect(source: b.Source) -> int:
     score = 0
-    for text in source.lines[:400]:
+    for text in source.head[:400]:
         if VERSION.search(text):
             return 95
         if SECTION.match(text.strip()):
@@ -101,10 +103,10 @@ class Section:
         self.last_group: Optional[int] = None
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader, parsed, point = begin_text_parse(source, "imb", "Intel MPI Benchmarks", allow_truncated)
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    reader, parsed, point = b.begin_text_parse(source, "imb", "Intel MPI Benchmarks", allow_truncated)
     m = None
-    for text in source.lines[:60]:
+    for text in source.head[:60]:
         m = VERSION.search(text)
         if m:
             break
@@ -113,8 +115,8 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     if parsed.tool_version is None:
         parsed.warnings.append("IMB version not stated; Mbytes/sec taken as 1e6 B/s (IMB 2017 and later)")
     if convert:
-        parsed.conversions["MiB/s"] = f"IMB {parsed.tool_version} Mbytes/sec is 2^20 B/s; x{MIB_PER_S} to MB/s"
-    user_lengths = any("Message lengths were user defined" in t for t in source.lines[:200])
+        parsed.conversions["MiB/s"] = f"IMB {parsed.tool_version} Mbytes/sec is 2^20 B/s; x{b.MIB_PER_S} to MB/s"
+    user_lengths = any("Message lengths were user defined" in t for t in source.head[:200])
 
     section: Optional[Section] = None
     sections: List[Dict[str, Any]] = []
@@ -130,7 +132,7 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
 
     for line in reader:
         text = line.text.strip()
-        if not text or NOISE.match(text):
+        if not text or b.NOISE.match(text):
             continue
         if text.startswith("#"):
             if FINALIZE.search(text):
@@ -152,12 +154,12 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
                 continue
             p = PROCESSES.match(text)
             if p:
-                section.ranks = integer(source, line.no, p.group("n"), "#processes", minimum=1)
+                section.ranks = b.integer(source, line.no, p.group("n"), "#processes", minimum=1)
                 continue
             g = GROUPS.match(text)
             if g:
-                section.groups = integer(source, line.no, g.group("g"), "groups", minimum=1)
-                section.ranks = integer(source, line.no, g.group("n"), "processes", minimum=1)
+                section.groups = b.integer(source, line.no, g.group("g"), "groups", minimum=1)
+                section.ranks = b.integer(source, line.no, g.group("n"), "processes", minimum=1)
                 continue
             i = IDLE.match(text)
             if i:
@@ -186,15 +188,13 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     if not sections:
         raise source.error(None, "no '# Benchmarking ...' section found")
     if not finalized:
-        note = "no '# All processes entering MPI_Finalize' line (the run stopped or the file was cut)"
-        if not allow_truncated:
-            raise source.truncated(reader.last_no, note + "; use --allow-truncated to import the complete sections")
-        parsed.mark_incomplete(note)
+        parsed.mark_incomplete("no '# All processes entering MPI_Finalize' line: the run stopped before the end "
+                               f"(after line {reader.last_no}); the sections it completed are kept")
     parsed.facts = {"sections": sections, "mbytes_per_sec": "2^20 B/s" if convert else "1e6 B/s"}
     return parsed
 
 
-def _header(source: Source, section: Section, no: int, text: str) -> None:
+def _header(source: b.Source, section: Section, no: int, text: str) -> None:
     if section.roles is not None:
         raise source.error(no, f"a second column header in the {section.name} section")
     labels = text.split()
@@ -212,7 +212,7 @@ def _header(source: Source, section: Section, no: int, text: str) -> None:
     section.roles = roles
 
 
-def _row(source: Source, parsed: ParsedRun, point: PointFactory, s: Section, no: int, tokens: List[str],
+def _row(source: b.Source, parsed: b.ParsedRun, point: b.PointFactory, s: Section, no: int, tokens: List[str],
          convert: Optional[str], user_lengths: bool) -> None:
     roles = s.roles or []
     if FAILURE.search(" ".join(tokens)) and len(tokens) != len(roles):
@@ -223,24 +223,24 @@ def _row(source: Source, parsed: ParsedRun, point: PointFactory, s: Section, no:
     v: Dict[str, Any] = {}
     for role, label, tok in zip(roles, s.labels, tokens):
         if role in ("size", "repetitions", "group"):
-            v[role] = integer(source, no, tok, label)
+            v[role] = b.integer(source, no, tok, label)
         elif role == "overlap":
-            v[role] = finite(source, no, tok, label, minimum=None)
+            v[role] = b.finite(source, no, tok, label, minimum=None)
         else:
-            v[role] = finite(source, no, tok, label)
+            v[role] = b.finite(source, no, tok, label)
     size = v.get("size", 0)
     group = v.get("group")
     if "size" in v and not user_lengths:
         if group is not None and group != s.last_group:
             s.last_size = None
-        require_increasing(source, no, s.last_size, size, f"the {s.name} section")
+        b.require_increasing(source, no, s.last_size, size, f"the {s.name} section")
     elif "size" not in v and s.rows and group is None:
         raise source.error(no, f"the {s.name} section has no #bytes column, so it has a single result line")
     s.last_size = size
     s.last_group = group
     s.rows += 1
 
-    bench = f"imb.{s.name}"
+    bench = benchmark_name(s.name)
     params: Dict[str, Any] = {"size": size}
     if s.ranks:
         params["ranks"] = s.ranks
@@ -265,9 +265,9 @@ def _row(source: Source, parsed: ParsedRun, point: PointFactory, s: Section, no:
         nbc.update(detail)
         value = v.get("t_ovrl", v.get("t_pure"))
         point(bench, dict(params), "latency", "us", value, no, detail=nbc, mean=value, iterations=reps)
-    if "mbps" in v:
+    if "mbps" in v and size > 0:  # a 0-byte message moves nothing: IMB's 0.00 Mbytes/sec is no measurement
         metric = "bibandwidth" if s.name.lower().endswith("biband") else "bandwidth"
-        value = scale(v["mbps"], MIB_PER_S) if convert else v["mbps"]
+        value = b.scale(v["mbps"], b.MIB_PER_S) if convert else v["mbps"]
         point(bench, dict(params), metric, "MB/s", value, no, converted_from="MiB/s" if convert else None,
               detail=dict(detail), mean=value, iterations=reps)
     if "rate" in v:

@@ -11,44 +11,45 @@ distribution (n, min, median, max, stdev over the non-omitted intervals).
 """
 from __future__ import annotations
 
-import json
+import re
 import statistics
 from typing import Any, Dict, List
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import BIT_PER_S, ParsedRun, PointFactory, Source, json_number, scale
+from fabricbench.importers import base as b
 
 
-def detect(source: Source) -> int:
-    text = source.text.lstrip()
-    if text.startswith("{") and '"intervals"' in source.text and '"start"' in source.text and (
-        "iperf" in source.text[:4000] or '"end"' in source.text or '"bits_per_second"' in source.text
-    ):
+TEXT_MARKS = re.compile(r"^(Connecting to host |Server listening on |Accepted connection from |iperf Done\.|"
+                        r"\[ ?ID\] Interval\s+Transfer\s+(Bitrate|Bandwidth)|\[\s*\d+\]\s+local \S+ port \d+ connected)")
+
+
+def detect(source: b.Source) -> int:
+    head = source.head_text
+    if head.lstrip().startswith("{") and '"start"' in head and ('"intervals"' in head or '"connecting_to"' in head):
         return 90
+    if sum(1 for t in source.head[:60] if TEXT_MARKS.match(t.strip())) >= 2:
+        return 80  # iperf's screen output: refused in parse() with what to do instead
     return 0
 
 
-def _obj(source: Source, parent: Dict[str, Any], key: str, where: str) -> Dict[str, Any]:
+def _obj(source: b.Source, parent: Dict[str, Any], key: str, where: str) -> Dict[str, Any]:
     value = parent.get(key)
     if not isinstance(value, dict):
         raise source.error(None, f"{where}{key}: expected an object, found {type(value).__name__}")
     return value
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    try:
-        doc = json.loads(source.text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(source.text.rstrip()) - 1:
-            raise source.truncated(exc.lineno, f"the JSON report ends early ({exc.msg}); the run did not finish "
-                                               "or the file was cut") from None
-        raise source.error(exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    if not source.head_text.lstrip().startswith("{"):
+        raise source.error(None, "iperf3 text output is not supported: run iperf3 with -J (JSON output) "
+                                 "and import that file")
+    doc = b.load_json(source, "JSON report")
     if not isinstance(doc, dict):
         raise source.error(None, "an iperf3 report is a JSON object")
     if doc.get("error"):
         raise source.error(None, f"iperf3 reported an error: {str(doc['error'])[:200]}")
-    parsed = ParsedRun(format="iperf3", source=source, tool="iperf3")
-    point = PointFactory(parsed)
+    parsed = b.ParsedRun(format="iperf3", source=source, tool="iperf3")
+    point = b.PointFactory(parsed)
     start = _obj(source, doc, "start", "")
     end = _obj(source, doc, "end", "")
     test = _obj(source, start, "test_start", "start.")
@@ -60,7 +61,7 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     params: Dict[str, Any] = {"protocol": protocol}
     for key, name in (("blksize", "size"), ("num_streams", "streams")):
         if key in test:
-            value = json_number(source, None, test[key], f"start.test_start.{key}")
+            value = b.json_number(source, None, test[key], f"start.test_start.{key}")
             if value != int(value):
                 raise source.error(None, f"start.test_start.{key}: expected a whole number")
             params[name] = int(value)
@@ -80,11 +81,16 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
             sums.append((key, direction, end[key]))
     if not sums and isinstance(end.get("sum"), dict):
         sums.append(("sum", "sent" if end["sum"].get("sender", True) else "received", end["sum"]))
+    skipped = [f"end.{key}" for key, _d, s in sums if not _measured(s)]
+    sums = [(key, d, s) for key, d, s in sums if _measured(s)]
+    if skipped:  # a server's report: it did not measure what it sent (0 bytes), so nothing is stored for it
+        parsed.facts["not_stored"] = [f"{k}: no bytes counted on this side" for k in skipped]
     if not sums:
-        note = "the report has no end sums (the test did not finish)"
-        if not allow_truncated or not series:
-            raise source.truncated(None, note)
-        parsed.mark_incomplete(note)
+        if not series:
+            raise source.truncated(None, "the report has no end sums with figures and no intervals (the test did "
+                                         "not run or the file was cut)")
+        parsed.mark_incomplete("the report has no end sums (the test did not finish); the mean of its intervals "
+                               "is kept")
         sums.append(("intervals", "sent" if interval_sender else "received", None))
 
     udp_sum = end.get("sum") if protocol == "UDP" and isinstance(end.get("sum"), dict) else None
@@ -94,8 +100,8 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
         if s is None:
             mbps = statistics.fmean(series)
         else:
-            bps = json_number(source, None, s.get("bits_per_second"), f"end.{key}.bits_per_second")
-            mbps = scale(bps, BIT_PER_S)
+            bps = b.json_number(source, None, s.get("bits_per_second"), f"end.{key}.bits_per_second")
+            mbps = b.scale(bps, b.BIT_PER_S)
             for extra in ("bytes", "seconds", "retransmits", "jitter_ms", "lost_packets", "packets", "lost_percent"):
                 if isinstance(s.get(extra), (int, float)) and not isinstance(s.get(extra), bool):
                     detail[extra] = s[extra]
@@ -114,21 +120,31 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     conn = start.get("connected")
     if isinstance(conn, list) and conn and isinstance(conn[0], dict):
         parsed.hosts = sorted({str(conn[0].get(k)) for k in ("local_host", "remote_host") if conn[0].get(k)})
-    parsed.facts = {
+    parsed.facts.update({
         "test_start": test,
         "connecting_to": start.get("connecting_to"),
         "system_info": start.get("system_info"),
         "cpu_utilization_percent": end.get("cpu_utilization_percent"),
         "sender_tcp_congestion": end.get("sender_tcp_congestion"),
         "bidir": bidir,
-    }
+    })
     ts = start.get("timestamp")
     if isinstance(ts, dict):
         parsed.facts["timestamp"] = ts.get("time")
     return parsed
 
 
-def _interval_series(source: Source, intervals: List[Any]):
+def _measured(s: Any) -> bool:
+    """Whether an end sum holds a figure: iperf3 writes 0 bytes and 0 bit/s for what a side did not measure."""
+    if not isinstance(s, dict):
+        return False
+    if s.get("bits_per_second") is None:
+        return False
+    nbytes = s.get("bytes")
+    return not (nbytes == 0 or (s.get("bits_per_second") == 0 and nbytes is None))
+
+
+def _interval_series(source: b.Source, intervals: List[Any]):
     """MB/s of each non-omitted interval sum, and whether the intervals are the sender's."""
     series: List[float] = []
     sender = True
@@ -138,8 +154,8 @@ def _interval_series(source: Source, intervals: List[Any]):
         s = item["sum"]
         if s.get("omitted"):
             continue
-        bps = json_number(source, None, s.get("bits_per_second"), f"intervals[{i}].sum.bits_per_second")
-        series.append(scale(bps, BIT_PER_S))
+        bps = b.json_number(source, None, s.get("bits_per_second"), f"intervals[{i}].sum.bits_per_second")
+        series.append(b.scale(bps, b.BIT_PER_S))
         if "sender" in s:
             sender = bool(s["sender"])
     return series, sender

@@ -19,18 +19,7 @@ import re
 from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import (
-    begin_text_parse,
-    MIB_PER_S,
-    NOISE,
-    LineReader,
-    ParsedRun,
-    PointFactory,
-    Source,
-    finite,
-    integer,
-    scale,
-)
+from fabricbench.importers import base as b
 
 START = re.compile(r"^START mpiGraph(?:\s+v(?P<version>\S+))?\s*$")
 PARAM = re.compile(r"^(?P<key>MsgSize|Times|Window|Procs)\s+(?P<value>\S+)\s*$")
@@ -39,17 +28,17 @@ PROGRESS = re.compile(r"^\d+ of \d+ \([\d.]+%\)$")
 CELL_HOST = re.compile(r"^(?P<host>.*):(?P<rank>\d+)$")
 
 
-def detect(source: Source) -> int:
-    for text in source.lines[:50]:
+def detect(source: b.Source) -> int:
+    for text in source.head[:50]:
         if START.match(text.strip()):
             return 95
-    if any(t.startswith("Send\t") for t in source.lines[:2000]) and any(t.startswith("Recv\t") for t in source.lines):
+    if any(t.startswith("Send\t") for t in source.head) and any(t.startswith("Recv\t") for t in source.head):
         return 60
     return 0
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    reader, parsed, point = begin_text_parse(source, "mpigraph", "mpiGraph", allow_truncated)
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    reader, parsed, point = b.begin_text_parse(source, "mpigraph", "mpiGraph", allow_truncated)
     params: Dict[str, int] = {}
     stats: Dict[str, float] = {}
     hosts: Optional[List[str]] = None
@@ -59,7 +48,7 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     for line in reader:
         raw = line.text
         text = raw.strip()
-        if not text or NOISE.match(text):
+        if not text or b.NOISE.match(text):
             continue  # blank lines, launcher messages ("srun: ...", "[host:pid] ...")
         s = START.match(text)
         if s:
@@ -78,13 +67,13 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
             key = p.group("key")
             if key in params:
                 raise source.error(line.no, f"{key} given twice")
-            params[key] = integer(source, line.no, p.group("value"), key, minimum=0 if key == "MsgSize" else 1)
+            params[key] = b.integer(source, line.no, p.group("value"), key, minimum=0 if key == "MsgSize" else 1)
             continue
         if PROGRESS.match(text) or text == "Gathering results":
             continue
         st = STAT.match(text)
         if st:
-            stats[f"{st.group('dir').lower()}_{st.group('what')}"] = scale(finite(source, line.no, st.group("value"), text.split()[0] + " " + st.group("what")), MIB_PER_S)
+            stats[f"{st.group('dir').lower()}_{st.group('what')}"] = b.scale(b.finite(source, line.no, st.group("value"), text.split()[0] + " " + st.group("what")), b.MIB_PER_S)
             continue
         if raw.startswith("Send\t") or raw.startswith("Recv\t") or text in ("Send", "Recv"):
             direction = "send" if text.startswith("Send") else "recv"
@@ -107,11 +96,10 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     missing = [d for d in ("send", "recv") if d not in matrices]
     if not ended or missing:
         what = f"no {' and '.join(d.capitalize() for d in missing)} matrix" if missing else "no 'END mpiGraph' line"
-        note = f"{what} (the run stopped or the file was cut)"
-        if not allow_truncated or not matrices:
-            raise source.truncated(reader.last_no, note + ("; use --allow-truncated to import the complete matrix" if matrices else ""))
-        parsed.mark_incomplete(note)
-    parsed.conversions["MiB/s"] = f"mpiGraph MB/s is 2^20 B/s; x{MIB_PER_S} to MB/s"
+        if not matrices:
+            raise source.truncated(reader.last_no, f"{what} (the run stopped or the file was cut)")
+        parsed.mark_incomplete(f"{what}: the run stopped before the end; the complete matrix is kept")
+    parsed.conversions["MiB/s"] = f"mpiGraph MB/s is 2^20 B/s; x{b.MIB_PER_S} to MB/s"
     parsed.ranks = params.get("Procs")
     parsed.hosts = sorted(set(hosts or []))
     parsed.facts = {"msg_size": params.get("MsgSize"), "times": params.get("Times"), "window": params.get("Window"),
@@ -119,7 +107,7 @@ def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
     return parsed
 
 
-def _column_hosts(source: Source, no: int, raw: str, procs: int) -> List[str]:
+def _column_hosts(source: b.Source, no: int, raw: str, procs: int) -> List[str]:
     cells = [c for c in raw.rstrip("\n").split("\t")[1:] if c.strip()]
     if len(cells) != procs:
         raise source.error(no, f"the matrix header names {len(cells)} ranks, Procs says {procs}")
@@ -132,7 +120,7 @@ def _column_hosts(source: Source, no: int, raw: str, procs: int) -> List[str]:
     return hosts
 
 
-def _matrix(source: Source, reader: LineReader, point: PointFactory, direction: str, hosts: List[str],
+def _matrix(source: b.Source, reader: b.LineReader, point: b.PointFactory, direction: str, hosts: List[str],
             params: Dict[str, int], header_no: int) -> None:
     n = len(hosts)
     word = "to" if direction == "send" else "from"
@@ -152,12 +140,12 @@ def _matrix(source: Source, reader: LineReader, point: PointFactory, direction: 
         if len(values) != n:
             raise source.error(line.no, f"expected {n} values in this matrix row, found {len(values)}")
         for j, tok in enumerate(values):
-            val = finite(source, line.no, tok.strip(), f"{direction} bandwidth {i}->{j}" if direction == "send"
+            val = b.finite(source, line.no, tok.strip(), f"{direction} bandwidth {i}->{j}" if direction == "send"
                          else f"recv bandwidth {j}->{i}")
             if i == j:
                 continue
             src, dst = (i, j) if direction == "send" else (j, i)
-            mbps = scale(val, MIB_PER_S)
+            mbps = b.scale(val, b.MIB_PER_S)
             p = dict(base, src=src, dst=dst, src_host=hosts[src], dst_host=hosts[dst], direction=direction)
             point("allpairs", p, "bandwidth", "MB/s", mbps, line.no, converted_from="MiB/s", detail=dict(detail),
                   mean=mbps, n=params.get("Times"))

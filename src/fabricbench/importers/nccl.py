@@ -19,30 +19,17 @@ bandwidth, the figure to put next to a link's peak); params also carry ``placeme
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any, Dict, List, Optional
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import (
-    begin_text_parse,
-    GB_PER_S,
-    NOISE,
-    ParsedRun,
-    PointFactory,
-    Source,
-    finite,
-    integer,
-    json_number,
-    require_increasing,
-    scale,
-)
+from fabricbench.importers import base as b
 
 PROGRAM = re.compile(r"^#\s*Collective test starting:\s*(?P<name>\S+)")
 VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<version>\S+)")
 CONFIG = re.compile(r"^#\s*nThread\s+(?P<threads>\d+)\s+nGpus\s+(?P<gpus>\d+)\s+minBytes\s+(?P<min>\d+)\s+maxBytes\s+(?P<max>\d+)")
-RANK = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)\s+Group\s+(?P<group>\d+)\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<gpu>.*)$")
+RANK = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<gpu>.*)$")
 AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<value>\d+)")
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
@@ -51,39 +38,41 @@ GROUP = ("time", "algbw", "busbw", "wrong")
 
 
 def collective(name: str) -> Optional[str]:
-    base = os.path.basename(name or "")
-    base = re.sub(r"(_perf)?(_mpi)?(\.\w+)?$", "", base)
+    """The collective a program or file name names (``all_reduce_perf``, ``nccl_all_gather.json``)."""
+    base = os.path.basename(name or "").lower()
     for coll in sorted(COLLECTIVES, key=len, reverse=True):
-        if base == coll or base.startswith(coll + "_"):
+        if re.search(rf"(?:^|[_\-.]){coll}(?:[_\-.]|$)", base):
             return coll
     return None
 
 
-def detect(source: Source) -> int:
-    text = "\n".join(source.lines[:300])
+def detect(source: b.Source) -> int:
+    text = "\n".join(source.head[:300])
     if re.search(r"#\s+size\s+count\s+type\s.*\balgbw\b.*\bbusbw\b", text):
         return 90
     if "nccl-tests" in text or "Collective test starting" in text:
         return 85
-    stripped = source.text.lstrip()
-    if stripped.startswith("{") and '"out_of_place"' in source.text and '"bus_bw"' in source.text:
+    if source.head_text.lstrip().startswith("{") and '"out_of_place"' in source.head_text and '"bus_bw"' in source.head_text:
         return 90
     return 0
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    if source.text.lstrip().startswith("{"):
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    if source.head_text.lstrip().startswith("{"):
         return _parse_json(source, allow_truncated)
     return _parse_text(source, allow_truncated)
 
 
-def _measure(parsed: ParsedRun, point: PointFactory, bench: str, base: Dict[str, Any], placement: str,
+def _measure(parsed: b.ParsedRun, point: b.PointFactory, bench: str, base: Dict[str, Any], placement: str,
              time_us: float, algbw: float, busbw: float, wrong: Optional[float], no: Optional[int]) -> None:
     params = dict(base, placement=placement)
     detail = {"wrong": wrong} if wrong is not None else None
     point(bench, dict(params), "time", "us", time_us, no, detail=detail, mean=time_us)
     for kind, gbps in (("alg", algbw), ("bus", busbw)):
-        mbps = scale(gbps, GB_PER_S)
+        if gbps == 0:  # below what 2 decimals of GB/s show: no figure, not a zero (the time is kept)
+            parsed.facts["not_stored"] = "bandwidths printed as 0.00 GB/s (under 5 MB/s) are left out"
+            continue
+        mbps = b.scale(gbps, b.GB_PER_S)
         point(bench, dict(params, bw=kind), "bandwidth", "MB/s", mbps, no, converted_from="GB/s", mean=mbps)
     parsed.conversions["GB/s"] = "x1000 to MB/s (nccl-tests GB/s = 1e9 B/s)"
 
@@ -91,8 +80,8 @@ def _measure(parsed: ParsedRun, point: PointFactory, bench: str, base: Dict[str,
 # -- text ------------------------------------------------------------------------------
 
 
-def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
-    reader, parsed, point = begin_text_parse(source, "nccl", "NCCL-tests", allow_truncated)
+def _parse_text(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
+    reader, parsed, point = b.begin_text_parse(source, "nccl", "NCCL-tests", allow_truncated)
     program: Optional[str] = None
     config: Dict[str, Any] = {}
     ranks: List[Dict[str, Any]] = []
@@ -104,7 +93,7 @@ def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
     footer: Dict[str, Any] = {}
     for line in reader:
         text = line.text.strip()
-        if not text or NOISE.match(text):
+        if not text or b.NOISE.match(text):
             continue
         if text.startswith("#"):
             m = PROGRAM.match(text)
@@ -126,7 +115,7 @@ def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
                 continue
             m = AVG_BUSBW.match(text)
             if m:
-                footer["avg_busbw_GBps"] = finite(source, line.no, m.group("value"), "Avg bus bandwidth")
+                footer["avg_busbw_GBps"] = b.finite(source, line.no, m.group("value"), "Avg bus bandwidth")
                 continue
             m = OOB.match(text)
             if m:
@@ -148,39 +137,38 @@ def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
             tokens = tokens[:-2]  # a trailing timestamp column
         if len(tokens) != expected:
             raise source.error(line.no, f"expected {expected} columns ({' '.join(columns)}), found {len(tokens)}")
-        size = integer(source, line.no, tokens[0], "size")
-        require_increasing(source, line.no, last_size, size, "the results")
+        size = b.integer(source, line.no, tokens[0], "size")
+        b.require_increasing(source, line.no, last_size, size, "the results")
         last_size = size
         rows += 1
-        base: Dict[str, Any] = {"size": size, "count": integer(source, line.no, tokens[1], "count")}
+        base: Dict[str, Any] = {"size": size, "count": b.integer(source, line.no, tokens[1], "count")}
         for name, tok in zip(columns[2:descriptors], tokens[2:descriptors]):
             base[name] = int(tok) if name == "root" and re.fullmatch(r"-?\d+", tok) else tok
         if ranks:
             base["ranks"] = len(ranks)
         bench = _bench_name(program, source, base)
         for k, placement in enumerate(groups):
-            t, a, b, w = tokens[descriptors + 4 * k: descriptors + 4 * k + 4]
-            wrong = None if w.upper() == "N/A" else finite(source, line.no, w, "#wrong")
-            _measure(parsed, point, bench, base, placement, finite(source, line.no, t, "time"),
-                     finite(source, line.no, a, "algbw"), finite(source, line.no, b, "busbw"), wrong, line.no)
+            t, a, bus, w = tokens[descriptors + 4 * k: descriptors + 4 * k + 4]
+            wrong = None if w.upper() == "N/A" else b.finite(source, line.no, w, "#wrong")
+            _measure(parsed, point, bench, base, placement, b.finite(source, line.no, t, "time"),
+                     b.finite(source, line.no, a, "algbw"), b.finite(source, line.no, bus, "busbw"), wrong, line.no)
     if columns is None:
         raise source.error(None, "no 'size count type ... algbw busbw' results header")
     if rows == 0:
         raise source.truncated(reader.last_no, "the results table is empty (the run stopped or the file was cut)")
     if "avg_busbw_GBps" not in footer:
-        note = "no '# Avg bus bandwidth' line (the run stopped or the file was cut)"
-        if not allow_truncated:
-            raise source.truncated(reader.last_no, note + "; use --allow-truncated to import the lines it has")
-        parsed.mark_incomplete(note)
+        upto = f", stopping at {last_size} of {config['max']} bytes (maxBytes)" if config.get("max") else ""
+        parsed.mark_incomplete(f"no '# Avg bus bandwidth' line: the run stopped before the end{upto}; "
+                               "the sizes it measured are kept")
     parsed.ranks = len(ranks) or None
     parsed.hosts = sorted({r["host"] for r in ranks})
-    parsed.facts = {"program": program, "config": config, "devices": ranks, **footer}
+    parsed.facts.update({"program": program, "config": config, "devices": ranks, **footer})
     if program:
         parsed.command = program
     return parsed
 
 
-def _header(source: Source, no: int, body: List[str]):
+def _header(source: b.Source, no: int, body: List[str]):
     if "timestamp" in body:
         body = [c for c in body if c != "timestamp"]
     try:
@@ -204,23 +192,22 @@ def _header(source: Source, no: int, body: List[str]):
     return body, len(descriptors), groups
 
 
-def _bench_name(program: Optional[str], source: Source, base: Dict[str, Any]) -> str:
+def _bench_name(program: Optional[str], source: b.Source, base: Dict[str, Any]) -> str:
     coll = collective(program or "") or collective(source.name)
-    return f"nccl.{coll}" if coll else "nccl.unknown"
+    if coll is None:
+        raise source.error(None, "cannot tell which collective was measured: the file does not say (nccl-tests "
+                                 "before 2.13 do not print it); name the file after the program, e.g. "
+                                 "all_reduce_perf.txt")
+    return f"nccl.{coll}"
 
 
 # -- JSON ------------------------------------------------------------------------------
 
 
-def _parse_json(source: Source, allow_truncated: bool) -> ParsedRun:
-    parsed = ParsedRun(format="nccl", source=source, tool="NCCL-tests")
-    point = PointFactory(parsed)
-    try:
-        doc = json.loads(source.text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(source.text.rstrip()) - 1:
-            raise source.truncated(exc.lineno, f"the JSON report ends early ({exc.msg})") from None
-        raise source.error(exc.lineno, f"not valid JSON: {exc.msg} (column {exc.colno})") from None
+def _parse_json(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
+    parsed = b.ParsedRun(format="nccl", source=source, tool="NCCL-tests")
+    point = b.PointFactory(parsed)
+    doc = b.load_json(source, "JSON report")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise source.error(None, "an NCCL-tests JSON report needs a 'results' list")
     args = doc.get("args") if isinstance(doc.get("args"), list) else []
@@ -262,26 +249,23 @@ def _parse_json(source: Source, allow_truncated: bool) -> ParsedRun:
             placements += 1
             t = res.get("time", res.get("cpu_time"))
             wrong = res.get("nwrong")
-            _measure(parsed, point, bench, base, placement, json_number(source, None, t, f"{where}.{placement}.time"),
-                     json_number(source, None, res.get("alg_bw"), f"{where}.{placement}.alg_bw"),
-                     json_number(source, None, res.get("bus_bw"), f"{where}.{placement}.bus_bw"),
-                     None if wrong is None else json_number(source, None, wrong, f"{where}.{placement}.nwrong"), None)
+            _measure(parsed, point, bench, base, placement, b.json_number(source, None, t, f"{where}.{placement}.time"),
+                     b.json_number(source, None, res.get("alg_bw"), f"{where}.{placement}.alg_bw"),
+                     b.json_number(source, None, res.get("bus_bw"), f"{where}.{placement}.bus_bw"),
+                     None if wrong is None else b.json_number(source, None, wrong, f"{where}.{placement}.nwrong"), None)
         if not placements:
             raise source.error(None, f"{where} has neither out_of_place nor in_place results")
     if "end_time" not in doc:
-        note = "the report has no end_time (the run did not finish)"
-        if not allow_truncated:
-            raise source.truncated(None, note + "; use --allow-truncated to import it")
-        parsed.mark_incomplete(note)
+        parsed.mark_incomplete("the report has no end_time: the run did not finish; the sizes it measured are kept")
     parsed.ranks = len(devices) or None
     parsed.hosts = hosts
     parsed.command = " ".join(str(a) for a in args) if args else None
     avg = doc.get("average_bus_bandwidth") if isinstance(doc.get("average_bus_bandwidth"), dict) else {}
-    parsed.facts = {"program": program, "json_version": doc.get("version"), "devices": devices,
+    parsed.facts.update({"program": program, "json_version": doc.get("version"), "devices": devices,
                     "config": {k: v for k, v in config.items() if k != "devices"},
                     "avg_busbw_GBps": avg.get("bandwidth"), "nccl_version": doc.get("nccl_version"),
                     "start_time": doc.get("start_time"),
-                    "end_time": doc.get("end_time")}
+                    "end_time": doc.get("end_time")})
     return parsed
 
 

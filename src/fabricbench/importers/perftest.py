@@ -25,20 +25,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.importers import Importer
-from fabricbench.importers.base import (
-    begin_text_parse,
-    GBIT_PER_S,
-    MIB_PER_S,
-    NOISE,
-    Line,
-    ParsedRun,
-    PointFactory,
-    Source,
-    finite,
-    integer,
-    require_increasing,
-    scale,
-)
+from fabricbench.importers import base as b
 
 DASHES = re.compile(r"^-{20,}\s*$")
 TITLE = re.compile(r"^(?P<verb>[A-Za-z][\w ]*?)\s+(?P<bidir>Bidirectional\s+)?(?P<kind>BW|Latency)\s+Test\s*$")
@@ -55,9 +42,8 @@ def benchmark_name(verb: str, kind: str) -> str:
     return f"ib_{key}_{'bw' if kind.upper() == 'BW' else 'lat'}"
 
 
-def detect(source: Source) -> int:
-    head = source.lines[:300]
-    text = "\n".join(head)
+def detect(source: b.Source) -> int:
+    text = "\n".join(source.head[:300])
     if re.search(r"#bytes\s+#iterations\s+(BW peak|t_min|t_avg)", text):
         return 90
     if "test_info" in text and "MsgSize" in text and ("BW_average" in text or "t_typical" in text or "t_avg" in text):
@@ -65,9 +51,10 @@ def detect(source: Source) -> int:
     return 0
 
 
-def parse(source: Source, allow_truncated: bool = False) -> ParsedRun:
-    stripped = source.text.lstrip()
-    if "test_info" in source.text and "MsgSize" in source.text and (stripped.startswith("{") or stripped.startswith("test_info")):
+def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
+    head = source.head_text
+    stripped = head.lstrip()
+    if "test_info" in head and "MsgSize" in head and (stripped.startswith("{") or stripped.startswith("test_info")):
         return _parse_json(source, allow_truncated)
     return _parse_text(source, allow_truncated)
 
@@ -88,13 +75,13 @@ class Table:
         self.closed = False
 
 
-def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
-    reader, parsed, point = begin_text_parse(source, "perftest", "perftest", allow_truncated)
+def _parse_text(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
+    reader, parsed, point = b.begin_text_parse(source, "perftest", "perftest", allow_truncated)
     tables: List[Table] = []
     table: Optional[Table] = None
     for line in reader:
         text = line.text.strip()
-        if not text or NOISE.match(text) or text.startswith("*"):
+        if not text or b.NOISE.match(text) or text.startswith("*"):
             continue
         title = TITLE.match(text)
         if title and (table is None or table.labels is None or table.closed):
@@ -133,10 +120,11 @@ def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
         if t.labels is None:
             raise source.error(t.line, f"the {t.benchmark} test printed no results table")
         if not t.closed:
-            note = f"the {t.benchmark} table is not closed by a dashed line (the run stopped or the file was cut)"
-            if t.rows == 0 or not allow_truncated:
-                raise source.truncated(reader.last_no, note + ("; use --allow-truncated to import its lines" if t.rows else ""))
-            parsed.mark_incomplete(note)
+            note = f"the {t.benchmark} table is not closed by a dashed line"
+            if t.rows == 0:
+                raise source.truncated(reader.last_no, note + " and has no results (the run stopped or the file was cut)")
+            parsed.mark_incomplete(f"{note}: the run stopped before the end (after {t.last_size} bytes); "
+                                   "the sizes it measured are kept")
     first = tables[0]
     parsed.facts = {"tests": [{"benchmark": t.benchmark, "line": t.line, "settings": t.settings} for t in tables]}
     dev = first.settings.get("Device")
@@ -145,7 +133,7 @@ def _parse_text(source: Source, allow_truncated: bool) -> ParsedRun:
     return parsed
 
 
-def _header(source: Source, no: int, text: str) -> List[str]:
+def _header(source: b.Source, no: int, text: str) -> List[str]:
     labels = [c.strip() for c in COLUMN.findall(text)]
     rest = COLUMN.sub("", text).strip()
     if rest or len(labels) < 3 or labels[0] != "#bytes":
@@ -164,24 +152,24 @@ def _header(source: Source, no: int, text: str) -> List[str]:
 def _unit_factor(label: str) -> Tuple[float, Optional[str]]:
     unit = label[label.index("[") + 1:-1] if "[" in label else ""
     if unit == "MB/sec":
-        return MIB_PER_S, "MiB/s"
+        return b.MIB_PER_S, "MiB/s"
     if unit == "Gb/sec":
-        return GBIT_PER_S, "Gb/s"
+        return b.GBIT_PER_S, "Gb/s"
     return 1.0, None
 
 
-def _row(source: Source, parsed: ParsedRun, point: PointFactory, t: Table, no: int, tokens: List[str]) -> None:
+def _row(source: b.Source, parsed: b.ParsedRun, point: b.PointFactory, t: Table, no: int, tokens: List[str]) -> None:
     labels = t.labels or []
     if len(tokens) != len(labels):
         raise source.error(no, f"expected {len(labels)} columns ({', '.join(labels)}), found {len(tokens)}")
     v: Dict[str, float] = {}
     for label, tok in zip(labels, tokens):
         if label in ("#bytes", "#iterations", "#sl"):
-            v[label] = integer(source, no, tok, label)
+            v[label] = b.integer(source, no, tok, label)
         else:
-            v[label] = finite(source, no, tok, label)
+            v[label] = b.finite(source, no, tok, label)
     size = int(v["#bytes"])
-    require_increasing(source, no, t.last_size, size, f"the {t.benchmark} table")
+    b.require_increasing(source, no, t.last_size, size, f"the {t.benchmark} table")
     t.last_size = size
     t.rows += 1
     params = _params(size, t.settings)
@@ -201,7 +189,7 @@ def _params(size: int, settings: Dict[str, Any]) -> Dict[str, Any]:
     return params
 
 
-def _points(parsed: ParsedRun, point: PointFactory, bench: str, bidir: bool, kind: str, params: Dict[str, Any],
+def _points(parsed: b.ParsedRun, point: b.PointFactory, bench: str, bidir: bool, kind: str, params: Dict[str, Any],
             v: Dict[str, float], no: int, iterations: Optional[int]) -> None:
     """Measurements from one row; ``v`` maps text column labels to numbers."""
     extra: Dict[str, Any] = {}
@@ -209,22 +197,22 @@ def _points(parsed: ParsedRun, point: PointFactory, bench: str, bidir: bool, kin
         avg_label = next(l for l in v if l.startswith("BW average"))
         factor, conv = _unit_factor(avg_label)
         peak_label = next((l for l in v if l.startswith("BW peak")), None)
-        peak = scale(v[peak_label], _unit_factor(peak_label)[0]) if peak_label else None
+        peak = b.scale(v[peak_label], _unit_factor(peak_label)[0]) if peak_label else None
         for label, value in v.items():
             if label.startswith("BW Port"):
-                extra[label] = scale(value, _unit_factor(label)[0])
+                extra[label] = b.scale(value, _unit_factor(label)[0])
             elif label.startswith("MsgRate Port") or label.startswith("CPU_Util"):
                 extra[label] = value
         if conv:
-            parsed.conversions[conv] = {"MiB/s": f"perftest MB/sec is 2^20 B/s; x{MIB_PER_S} to MB/s",
+            parsed.conversions[conv] = {"MiB/s": f"perftest MB/sec is 2^20 B/s; x{b.MIB_PER_S} to MB/s",
                                         "Gb/s": "x125 to MB/s (1 Gb = 1e9 bit)"}[conv]
-        value = scale(v[avg_label], factor)
+        value = b.scale(v[avg_label], factor)
         point(bench, dict(params), "bibandwidth" if bidir else "bandwidth", "MB/s", value, no, converted_from=conv,
               detail=extra or None, mean=value, max=peak, iterations=iterations)
         rate_label = next((l for l in v if l.startswith("MsgRate[")), None)
         if rate_label:
             parsed.conversions["Mpps"] = "x1e6 to msg/s"
-            rate = scale(v[rate_label], 1e6)
+            rate = b.scale(v[rate_label], 1e6)
             point(bench, dict(params), "message_rate", "msg/s", rate, no, converted_from="Mpps", mean=rate,
                   iterations=iterations)
         return
@@ -251,9 +239,9 @@ JSON_KEYS = {  # --out_json key -> the text column it stands for
 }
 
 
-def _parse_json(source: Source, allow_truncated: bool) -> ParsedRun:
-    parsed = ParsedRun(format="perftest", source=source, tool="perftest")
-    point = PointFactory(parsed)
+def _parse_json(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
+    parsed = b.ParsedRun(format="perftest", source=source, tool="perftest")
+    point = b.PointFactory(parsed)
     info, records = _read_report(source, allow_truncated, parsed)
     name = str(info.get("test", "")).strip().strip('"')
     m = JSON_TEST.match(name)
@@ -265,19 +253,19 @@ def _parse_json(source: Source, allow_truncated: bool) -> ParsedRun:
     for no, rec in records:
         if "MsgSize" not in rec:
             raise source.error(no, "a results record without MsgSize")
-        size = integer(source, no, str(rec["MsgSize"]), "MsgSize")
-        require_increasing(source, no, last, size, "the results")
+        size = b.integer(source, no, str(rec["MsgSize"]), "MsgSize")
+        b.require_increasing(source, no, last, size, "the results")
         last = size
         v: Dict[str, float] = {}
         for key, value in rec.items():
             if key in JSON_KEYS:
-                v[JSON_KEYS[key]] = finite(source, no, str(value), key)
+                v[JSON_KEYS[key]] = b.finite(source, no, str(value), key)
         if kind == "BW" and "BW average[MB/sec]" not in v:
             raise source.error(no, "a bandwidth record without BW_average")
         if kind != "BW" and not ({"t_avg[usec]", "t_typical[usec]"} & set(v)):
             raise source.error(no, "a latency record without t_typical or t_avg")
         iters = rec.get("n_iterations")
-        iterations = integer(source, no, str(iters), "n_iterations") if iters is not None else None
+        iterations = b.integer(source, no, str(iters), "n_iterations") if iters is not None else None
         params = _params(size, info)
         _points(parsed, point, bench, bool(m.group("bidir")), kind, params, v, no, iterations=iterations or None)
     parsed.facts = {"test_info": info}
@@ -287,7 +275,7 @@ def _parse_json(source: Source, allow_truncated: bool) -> ParsedRun:
     return parsed
 
 
-def _read_report(source: Source, allow_truncated: bool, parsed: ParsedRun):
+def _read_report(source: b.Source, allow_truncated: bool, parsed: b.ParsedRun):
     """(test_info, [(line, record), ...]) from strict JSON or perftest's unquoted form."""
     try:
         doc = json.loads(source.text)
@@ -307,8 +295,9 @@ def _read_report(source: Source, allow_truncated: bool, parsed: ParsedRun):
     info: Dict[str, Any] = {}
     records: List[Tuple[int, Dict[str, Any]]] = []
     seen_root = False
-    for i, raw in enumerate(source.lines):
-        line = Line(i + 1, raw)
+    lines = source.all_lines()
+    for i, raw in enumerate(lines):
+        line = b.Line(i + 1, raw)
         text = line.text.strip().rstrip(",").strip()
         if not text:
             continue
@@ -355,7 +344,7 @@ def _read_report(source: Source, allow_truncated: bool, parsed: ParsedRun):
     if stack:
         note = "the report's braces are not closed (the file was cut)"
         if not allow_truncated:
-            raise source.truncated(len(source.lines), note)
+            raise source.truncated(len(lines), note)
         parsed.mark_incomplete(note)
     if not info:
         raise source.error(None, "no test_info block")
