@@ -5,7 +5,7 @@
 # PostgreSQL for the store tests on a server; Chromium for the report's browser test.
 set -euo pipefail
 
-packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 netpipe-tcp netpipe-openmpi iproute2 util-linux procps postgresql)
+packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 iproute2 util-linux procps postgresql)
 [ "${FABRICBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
 
 missing=()

@@ -2,12 +2,14 @@
 # Installs the Debian packages some tests need, by group, only those missing; `make test` runs it.
 #   fabric     ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
 #   transfer   xrootd-server, xrootd-client (fabricbench transfer)
+#   netpipe    netpipe-tcp, netpipe-openmpi (the NetPIPE importer's live tests)
 # `make run` does not need any of them.
 set -euo pipefail
 
 declare -A groups=(
   [fabric]="ibsim-utils opensm infiniband-diags"
   [transfer]="xrootd-server xrootd-client"
+  [netpipe]="netpipe-tcp netpipe-openmpi"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 

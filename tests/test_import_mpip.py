@@ -9,7 +9,6 @@ both profiles are compared call by call and rank by rank.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -19,8 +18,9 @@ from click.testing import CliRunner
 
 from fabricbench.cli import main
 from fabricbench.importers import ImportFormatError, import_file
-from fabricbench.native import NativeMissing, profiler_library
-from fabricbench.profile import run_profiled, summarize
+from fabricbench.native import profiler_library
+from fabricbench.analysis.profile import summarize
+from fabricbench.workflows.profile import run_profiled
 
 DATA = Path(__file__).parent / "data"
 REPORT = DATA / "import" / "mpip_known_calls_4ranks.mpiP"
@@ -36,12 +36,7 @@ def per_rank_counts(profile) -> Counter:
 
 @pytest.fixture(scope="module")
 def native_profile(tmp_path_factory):
-    if not (shutil.which("mpicc") and shutil.which("mpirun")):
-        pytest.skip("needs mpicc and mpirun on PATH")
-    try:
-        profiler_library()
-    except NativeMissing as exc:
-        pytest.fail(f"{exc} (build the native parts, then FABRICBENCH_NATIVE_DIR=build/stage)")
+    profiler_library()  # MPI and the native parts: the `mpi` marker (tests/conftest.py)
     tmp = tmp_path_factory.mktemp("known_calls_mpip")
     exe = tmp / "known_calls"
     subprocess.run(["mpicc", "-O1", "-o", str(exe), str(DATA / "profiler" / "known_calls.c")], check=True, timeout=120)
@@ -55,6 +50,7 @@ def imported():
     return import_file(str(REPORT))
 
 
+@pytest.mark.mpi
 def test_the_report_imports_with_the_counts_fabricbench_measures(native_profile, imported):
     mpip = per_rank_counts(imported.artifacts["profile"])
     native = per_rank_counts(native_profile)

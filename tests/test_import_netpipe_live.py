@@ -50,7 +50,8 @@ def test_nptcp_over_loopback(tmp_path):
         receiver.wait(timeout=10)
 
 
-@pytest.mark.skipif(not (shutil.which("NPopenmpi") and shutil.which("mpirun")), reason="needs NetPIPE (netpipe-openmpi)")
+@pytest.mark.mpi
+@pytest.mark.skipif(not shutil.which("NPopenmpi"), reason="needs NetPIPE (netpipe-openmpi)")
 def test_npopenmpi_two_ranks(tmp_path):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     out = tmp_path / "np.out"

@@ -110,7 +110,7 @@ def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
             _bytes_row(source, rep, line.no, stripped)
         # other sections (aggregates, histograms, I/O) repeat what the per-site tables hold
     profile = _profile(source, parsed, rep, allow_truncated, reader.last_no)
-    from fabricbench.profile.record import profile_measurements, profile_provenance
+    from fabricbench.importers.fbprofile import profile_measurements, profile_provenance
 
     for m in profile_measurements(profile):
         point(m.benchmark, m.params, m.metric, m.unit, m.value, None, detail=m.detail, n=m.n, mean=m.mean,
@@ -288,7 +288,7 @@ def _profile(source: b.Source, parsed: b.ParsedRun, rep: Report, allow_truncated
         "matrix_note": "mpiP does not record who sends to whom",
         "callsites": callsites,
     }
-    from fabricbench.profile.data import ProfileError, validate_profile
+    from fabricbench.analysis.profile_data import ProfileError, validate_profile
 
     try:
         validate_profile(profile)
