@@ -56,3 +56,19 @@ def describe(improvement_fraction: Optional[float], subject: str = "B", digits: 
         return f"{subject} is the same"
     word = "better" if improvement_fraction > 0 else "worse"
     return f"{subject} is {pct:.{digits}f}% {word}"
+
+
+def describe_ratio(ratio: Optional[float], metric: str, subject: str = "B") -> str:
+    """Like describe() for a ratio B/A, but large factors as 'B is 3.2x worse' rather than '220% worse'."""
+    if ratio is None or ratio <= 0:
+        return "n/a"
+    factor = ratio if lower_is_better(metric) else 1.0 / ratio  # > 1: B worse
+    if factor >= 2:
+        return f"{subject} is {_factor(factor)}x worse"
+    if factor <= 0.5:
+        return f"{subject} is {_factor(1 / factor)}x better"
+    return describe(improvement(1.0, ratio, metric), subject)
+
+
+def _factor(x: float) -> str:
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"

@@ -16,6 +16,10 @@ COMMAND_MODULES = (
     "health",
     "scaling",
     "hpcc",
+    "compare",
+    "baseline",
+    "history",
+    "lint",
 )
 
 for _name in COMMAND_MODULES:

@@ -4,7 +4,7 @@
 - ``series_labels(series)`` -> legend/column labels (run name, plus the variant when a benchmark has several)
 - ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure`` (one curve per series; bands, peak lines)
 - ``series_tables(ctx, series, unit, extras=...)`` -> ``[Table]`` (rows: sizes; columns: series)
-- ``baseline_notes(ctx, series)`` -> sentences "B adds 0.13 us on average vs A ..." from ``analysis.compare``
+- ``baseline_notes(ctx, series)`` -> each run's comparison with the baseline, one sentence per series (``analysis.compare``)
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import math
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.analysis.compare import compare_series
 from fabricbench.analysis.series import Series, headline, variant_label
 from fabricbench.report.model import Column, Figure, Table
 from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x
@@ -192,25 +191,19 @@ def series_tables(
 
 
 def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[str]:
-    """Each non-baseline series against the baseline run's matching series (same benchmark, metric, variant)."""
+    """What analysis.compare says of each non-baseline run against the baseline, for these series' benchmarks."""
     base = ctx.baseline
     if base is None or len(ctx.runs) < 2:
         return []
-    base_series = {s.key: s for s in series if s.run is base}
+    wanted = {(s.benchmark, s.metric) for s in series}
     notes = []
-    for s in series:
-        if s.run is base:
-            continue
-        b = base_series.get(s.key)
-        if b is None:
-            continue
-        c = compare_series(b, s)
-        if c.points:
-            v = variant_label(s.variant)
-            prefix = f"{s.benchmark}" + (f" ({v})" if v else "") + ": "
-            notes.append(prefix + c.summary(base.name, s.run.name))
-        if len(notes) >= limit:
-            break
+    runs = {s.run.index: s.run for s in series if s.run is not base}
+    for run in runs.values():
+        for sc in ctx.comparison(run).series:
+            if (sc.benchmark_b, sc.metric) in wanted or (sc.definition, sc.metric) in wanted:
+                notes.append(f"{run.name}, {sc.title}: {sc.summary(base.name, run.name)}")
+            if len(notes) >= limit:
+                return notes
     return notes
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
-from fabricbench.store.records import STAT_FIELDS, Host, Measurement, Run, RunData
+from fabricbench.store.records import STAT_FIELDS, Baseline, Host, Measurement, Run, RunData
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -229,7 +229,7 @@ class Store:
 
     def delete_run(self, run_id: int) -> None:
         with self._write() as conn:
-            for table in (schema.measurements, schema.hosts, schema.artifacts):
+            for table in (schema.measurements, schema.hosts, schema.artifacts, schema.baselines):
                 conn.execute(table.delete().where(table.c.run_id == run_id))
             conn.execute(schema.runs.delete().where(schema.runs.c.id == run_id))
 
@@ -366,6 +366,38 @@ class Store:
         with self._read() as conn:
             rows = conn.execute(sa.select(h).where(h.c.run_id == run_id).order_by(h.c.hostname)).fetchall()
         return [Host(hostname=r._mapping["hostname"], digest=r._mapping["digest"], facts=r._mapping["facts"]) for r in rows]
+
+    # -- baselines ---------------------------------------------------------------------
+
+    def set_baseline(self, name: str, ref: Union[int, str], note: Optional[str] = None) -> Baseline:
+        """Name run `ref` as baseline `name` (replacing what the name pointed to before)."""
+        name = str(name).strip()
+        if not name:
+            raise StoreError("a baseline needs a name")
+        run = self.get_run(ref)
+        b = schema.baselines
+        values = dict(run_id=run.id, created=now(), note=note)
+        with self._write() as conn:
+            if conn.execute(sa.select(b.c.name).where(b.c.name == name)).first():
+                conn.execute(b.update().where(b.c.name == name).values(**values))
+            else:
+                conn.execute(b.insert().values(name=name, **values))
+        return Baseline(name=name, **values)
+
+    def baselines(self) -> List[Baseline]:
+        b = schema.baselines
+        with self._read() as conn:
+            rows = conn.execute(sa.select(b).order_by(b.c.name)).fetchall()
+        return [Baseline(**dict(r._mapping)) for r in rows]
+
+    def baseline(self, name: str) -> Baseline:
+        """A baseline by name; StoreError naming the known ones otherwise."""
+        for found in self.baselines():
+            if found.name == name:
+                return found
+        known = ", ".join(x.name for x in self.baselines()) or "none yet"
+        raise StoreError(f"no baseline '{name}' in {self.where} (baselines: {known}; set one with "
+                         "'fabricbench baseline set NAME RUN')")
 
     def artifact(self, run_id: int, name: str) -> Any:
         a = schema.artifacts

@@ -100,6 +100,19 @@ def to_dataframe(records: List[Any]):
 
 
 @dataclass
+class Baseline:
+    """A name for a run that later runs are checked against (``baseline set NAME RUN``)."""
+
+    name: str
+    run_id: int
+    created: str
+    note: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class RunData:
     """A run loaded for analysis: the run, its measurements and its hosts."""
 
