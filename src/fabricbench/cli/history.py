@@ -65,7 +65,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
         t.add_column(name, justify=just, overflow="fold")
     for r in hist.rows:
         ci = "-" if r.ci is None else f"{fmt_value(r.ci[0])}-{fmt_value(r.ci[1])}"
-        vs = "first" if r.vs_first is None and r is hist.rows[0] else (r.vs_first.text() if r.vs_first else "-")
+        vs = "first" if r.vs_first is None and r is hist.rows[0] else (r.vs_first.short() if r.vs_first else "-")
         if r.vs_first is not None and r.vs_first.ratio is not None:
             vs += f" (x{r.vs_first.ratio:.3g})"
         cells = [str(r.run.id), r.run.created.replace("T", " ")[:19], r.run.label or "",

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Tuple
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
@@ -36,15 +35,13 @@ def lint(ctx, state, runs: Tuple[str, ...], as_json: bool) -> None:
         print_json(result.to_dict())
         ctx.exit(1 if result.violations else 0)
     names = ", ".join(f"{r.id} ({r.name})" for r in result.runs)
-    if result.findings:
-        t = Table(title=f"lint: runs {names}", title_justify="left", show_lines=True)
-        for col in ("rule (SC15 #)", "run", "what", "how to fix"):
-            t.add_column(col, overflow="fold")
-        for f in result.findings:
-            style = "red" if f.severity == "violation" else "yellow"
-            t.add_row(Text(f"{f.rule} ({f.hb_rule})", style=style), Text(str(f.run.id) if f.run else "all"),
-                      Text(f.what), Text(f.fix))
-        console.print(t)
+    console.print(Text(f"lint: runs {names}", style="bold"))
+    for f in result.findings:
+        style = "red" if f.severity == "violation" else "yellow"
+        where = f"run {f.run.id}" if f.run is not None else "all runs"
+        console.print(Text.assemble((f"{f.severity.upper()} ", f"bold {style}"), (f"{f.rule} (SC15 rule {f.hb_rule})", style),
+                                    f", {where}: {f.what}"))
+        console.print(Text(f"  fix: {f.fix}", style="dim"))
     passed = [f"{r} ({RULES[r][0]})" for r in result.passed()]
     if passed:
         console.print(Text("passed: " + ", ".join(passed), style="green"))
