@@ -54,7 +54,7 @@ def test_compare_matches_by_variant_and_size():
     assert p.diff == pytest.approx(0.2) and p.ratio == pytest.approx(1.2) and p.improvement == pytest.approx(-0.2)
     assert p.verdict == "not judged" and p.reason == "no spread recorded"  # single numbers are shown, never called
     text = result.mismatch_text
-    assert text == ("Not compared: latency: sizes 0 only in A, sizes 512 only in B; bw bandwidth only in A (1 size); "
+    assert text == ("Not compared: latency: size 0 B only in A, size 512 B only in B; bw bandwidth only in A (1 size); "
                     "bibw bandwidth only in B (1 size).")
     # engine bookkeeping params (loop_length, measurements) do not stop points matching
     ra = Measurement("ring", {"size": 8, "ranks": 4, "ordering": "natural", "loop_length": 829, "measurements": 8}, "latency", "us", value=1.0)

@@ -72,8 +72,8 @@ def test_check_exits_1_naming_the_points_that_got_worse(fb, runs):
     bad = fb("check", str(degraded), "--against", "edr-ok", check=False)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     worse = [line for line in bad.stdout.splitlines() if line.startswith("worse: ")]
-    assert [w.split()[3].rstrip(":") for w in worse] == ["64K", "128K", "256K", "512K", "1M", "2M", "4M"]
-    assert "bw bandwidth 4M: B is" in bad.stdout and "FAIL: 7 point(s)" in bad.stdout
+    assert [" ".join(w.split()[3:5]).rstrip(":") for w in worse] == ["64 KiB", "128 KiB", "256 KiB", "512 KiB", "1 MiB", "2 MiB", "4 MiB"]
+    assert "bw bandwidth 4 MiB: B is" in bad.stdout and "FAIL: 7 point(s)" in bad.stdout
     data = json.loads(fb("check", str(degraded), "--against", "edr-ok", "--json", check=False).stdout)
     assert data["ok"] is False and len(data["worse"]) == 7 and data["baseline"]["note"] == "after maintenance"
     # a threshold above the drop lets it pass
@@ -105,7 +105,7 @@ def test_compare_says_no_significant_difference_for_a_repeat(fb, runs):
 def test_history_table_and_plot(cli, runs, tmp_path):
     plot = tmp_path / "h.svg"
     out = cli("history", "--benchmark", "bw", "--size", "4M", "--tag", "fabric=edr", "-o", str(plot)).stdout
-    assert "bw 4M: bandwidth (MB/s) across 3 runs" in out
+    assert "bw 4 MiB: bandwidth (MB/s) across 3 runs" in out
     assert "first" in out and "not significant (x" in out and "2x worse (x0.5)" in out
     assert plot.read_text().startswith("<?xml") and "<svg" in plot.read_text()
     data = json.loads(cli("history", "--benchmark", "bw", "--size", "4M", "--json").stdout)
@@ -124,7 +124,7 @@ def test_lint_names_missing_ci_and_missing_base_case_on_an_incomplete_import(fb,
     out = fb("lint", str(run), check=False)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "VIOLATION spread (SC15 rule 5), run 1: 13 of 13 points" in out.text and "single numbers with no spread or confidence interval" in out.text
-    assert "VIOLATION base-case (SC15 rule 1)" in out.text and "no base case for latency from 1K B" in out.text
+    assert "VIOLATION base-case (SC15 rule 1)" in out.text and "no base case for latency from 1 KiB" in out.text
     assert "--sizes 0:4M" in out.text and "OSU -f" in out.text  # how to fix
     data = json.loads(fb("lint", str(run), "--json", check=False).stdout)
     assert {"spread", "base-case"} <= {f["rule"] for f in data["findings"]}

@@ -55,4 +55,4 @@ def test_two_and_four_ranks_compare_on_latency_and_osu_matches_native(cli):
     points = data["series"][0]["points"]
     assert [p["size"] for p in points] == [0] + [1 << k for k in range(11)]  # sizes both have
     assert all(p["statistic"] == "value" and p["reason"] == "A records only an average" for p in points)
-    assert data["not_compared"] == "Not compared: latency: sizes 2K-4M only in A."
+    assert data["not_compared"] == "Not compared: latency: sizes 2 KiB to 4 MiB only in A."

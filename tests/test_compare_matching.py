@@ -105,7 +105,7 @@ def test_mismatches_are_one_short_grouped_paragraph():
     b = RunData(_run(2, ranks=4), native("latency", "latency", "us", range(0, 10)) +
                 native("allreduce", "latency", "us", [4, 8], ranks=4), [])
     text = compare(a, b).mismatch_text
-    assert text == ("Not compared: latency: sizes 10-21 only in A; bw bandwidth only in A (23 sizes); "
+    assert text == ("Not compared: latency: sizes 10 B to 21 B only in A; bw bandwidth only in A (23 sizes); "
                     "allreduce latency only in B (2 sizes).")
 
 

@@ -50,7 +50,7 @@ def test_report_comparison_rigour_and_peaks(tmp_path):
     sub = comp.subsections[0]
     items = [i for b in sub.blocks if b.kind == "list" for i in b.items]
     assert any(i.startswith("bw bandwidth: slow is 40% worse at 11 of 11 sizes") for i in items), items
-    assert any("bw bandwidth 4M: slow is 40% worse" in i for i in items), items
+    assert any("bw bandwidth 4 MiB: slow is 40% worse" in i for i in items), items
     # HPCC ring: % better from analysis.compare, coloured because significant
     net = by_id["hpcc-network"]
     cells = [r for b in net.blocks if b.kind == "table" for r in b.cells()]

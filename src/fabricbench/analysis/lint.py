@@ -112,7 +112,7 @@ def check_base_case(rd: Any) -> List[Finding]:
             starts[_what(m)] = min(starts.get(_what(m), size), size)
     late = {k: v for k, v in starts.items() if v > 1}
     if late:
-        where = _names([f"{k} from {size_label(v)} B" for k, v in late.items()])
+        where = _names([f"{k} from {size_label(v)}" for k, v in late.items()])
         out.append(Finding("base-case", run, f"no base case for {where}: the 0- or 1-byte latency is missing",
                            "measure from 0 bytes (e.g. --sizes 0:4M) or import the full table, so the startup "
                            "latency every other size is judged against is stated"))

@@ -293,9 +293,9 @@ def _why(ka: Sequence[PointKey], kb: Sequence[PointKey]) -> str:
         return "; ".join(diffs)
     parts = []
     if ka:
-        parts.append(f"sizes {_size_span(ka)} only in A")
+        parts.append(f"{_size_span(ka)} only in A")
     if kb:
-        parts.append(f"sizes {_size_span(kb)} only in B")
+        parts.append(f"{_size_span(kb)} only in B")
     return ", ".join(parts)
 
 
@@ -313,22 +313,23 @@ def _join(values: Sequence[str]) -> str:
 
 
 def _size_span(keys: Sequence[PointKey]) -> str:
+    """'size 0 B', 'sizes 2 KiB to 4 MiB' (or 'points' for unsized benchmarks)."""
     sizes = sorted({k.size for k in keys if k.size is not None})
     if not sizes:
-        return "-"
+        return f"{len(keys)} point{'s' if len(keys) != 1 else ''}"
     if len(sizes) == 1:
-        return size_label(sizes[0])
-    return f"{size_label(sizes[0])}-{size_label(sizes[-1])}"
+        return f"size {size_label(sizes[0])}"
+    return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
 
 
 def size_label(size: Optional[int]) -> str:
-    """4194304 -> '4M', 65536 -> '64K', 1000 -> '1000' (exact powers of 1024 only)."""
+    """4194304 -> '4 MiB', 65536 -> '64 KiB', 1000 -> '1000 B' (binary units only when exact)."""
     if size is None:
         return "-"
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale and size % scale == 0:
-            return f"{size // scale}{unit}"
-    return str(size)
+            return f"{size // scale} {unit}"
+    return f"{size} B"
 
 
 def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:

@@ -181,13 +181,14 @@ def roughness_variance(log_ratios: Sequence[float], variances: Sequence[float]) 
     Neighbouring sizes share the true effect closely: the second differences of the log
     ratios remove any straight trend and leave the noise, 6 sigma^2 in variance for
     independent points; robustly, sigma^2 = (median |second difference| / 0.6745)^2 / 6,
-    less what the points' sampling variances already explain. Needs 6 or more points; else 0.
+    less what the points' sampling variances typically (median) explain. Needs 6 or more
+    points; else 0.
     """
     if len(log_ratios) < 6:
         return 0.0
     second = np.abs(np.diff(np.asarray(log_ratios, dtype=float), n=2))
     noise = (float(np.median(second)) / 0.6744897501960817) ** 2 / 6
-    return max(0.0, noise - float(np.mean(variances)))
+    return max(0.0, noise - float(np.median(np.asarray(variances, dtype=float))))
 
 
 def geometric_mean_ci(ratios: Sequence[float], level: float = 0.95,

@@ -79,7 +79,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
         return
     from fabricbench.report.plots.history import history_plot
 
-    out = Path(plot_path or f"history-{benchmark}{'-' + size_label(nbytes) if nbytes is not None else ''}.svg")
+    out = Path(plot_path or f"history-{benchmark}{'-' + size if size else ''}.svg")
     fmt = "png" if out.suffix.lower() == ".png" else "svg"
     try:
         out.write_bytes(history_plot(hist, title, fmt))
