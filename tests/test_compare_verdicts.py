@@ -105,3 +105,19 @@ def test_latency_verdicts_follow_the_direction_rule():
     assert [p.verdict for _s, p in result.points] == ["worse"] * 3
     assert result.series[0].points[0].text() == "B is 30% worse"
     assert [p.verdict for _s, p in compare(b, a).points] == ["better"] * 3
+
+
+def test_a_stall_at_one_size_is_isolated_not_called():
+    rng = np.random.default_rng(17)
+    a = bw_run(1, rng)
+    b = bw_run(2, rng)
+    spike = next(i for i, m in enumerate(b.measurements) if m.params["size"] == 4096)
+    b.measurements[spike] = point("bw", "bandwidth", "MB/s", 4096, 200.0 * rng.lognormal(0, 0.04, 200), window=64)
+    result = compare(a, b)
+    p = next(p for _s, p in result.points if p.size == 4096)
+    assert p.verdict == "isolated" and p.short().startswith("isolated (") and "re-measure" in p.text()
+    assert not result.flagged("worse") and "1 isolated (one size only, re-measure)" in result.summary()
+    # two neighbouring sizes that drop together are a difference
+    nxt = spike + 1
+    b.measurements[nxt] = point("bw", "bandwidth", "MB/s", 8192, 300.0 * rng.lognormal(0, 0.04, 200), window=64)
+    assert sorted(p.size for _s, p in compare(a, b).flagged("worse")) == [4096, 8192]

@@ -159,6 +159,8 @@ def _fabric(run: Any, hosts: Sequence[Any]) -> Optional[str]:
     choice = choose_fabric(run, hosts)
     if choice is None:
         return _text(_get(run.provenance, "fabric"))
+    if choice.how == "one host":
+        return choice.fabric.name  # "shared memory (one host)" says how already
     return f"{choice.fabric.name} ({choice.how})"
 
 

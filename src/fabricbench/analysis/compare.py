@@ -63,7 +63,7 @@ class PointComparison:
     p: Optional[float] = None
     p_adjusted: Optional[float] = None
     significant: Optional[bool] = None  # None: not judged
-    verdict: str = "not judged"  # "better", "worse", "below threshold", "no significant difference", "not judged"
+    verdict: str = "not judged"  # better, worse, isolated, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
@@ -83,6 +83,8 @@ class PointComparison:
             return describe_ratio(self.ratio, self.metric, b_name)
         if self.verdict == "below threshold":
             return f"{describe(self.improvement, b_name)}: below the threshold"
+        if self.verdict == "isolated":
+            return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -91,6 +93,8 @@ class PointComparison:
         """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
         if self.flagged:
             return describe_ratio(self.ratio, self.metric, "").strip().removeprefix("is ")
+        if self.verdict == "isolated":
+            return f"isolated ({describe_ratio(self.ratio, self.metric, '').strip().removeprefix('is ')})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
 
@@ -168,15 +172,20 @@ class SeriesComparison:
                 head = describe_ratio(gm[0], self.metric, b_name)
                 parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
                              f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
-        rest = len(judged) - sum(1 for p in judged if p.flagged)
+        isolated = sum(1 for p in judged if p.verdict == "isolated")
+        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated
         if parts:
             text = "; ".join(parts)
             if rest:
                 text += f"; no significant difference at {rest}"
-        elif judged:
-            text = f"no significant difference at {'any of the' if len(judged) > 1 else 'the'} {len(judged)} {what} judged"
-        else:
+        elif rest:
+            text = f"no significant difference at {'any of the' if rest > 1 else 'the'} {rest} {what} judged"
+        elif not judged:
             text = self._absolute(self.points, a_name, b_name) or "nothing to judge"
+        else:
+            text = "no confirmed difference"
+        if isolated:
+            text += f"; isolated differences at {isolated} (one size only, re-measure)"
         unjudged = n - len(judged)
         if unjudged:
             reasons = sorted({p.reason for p in self.points if p.significant is None})
@@ -299,6 +308,29 @@ def _decide(pc: PointComparison, options: Options) -> None:
     pc.verdict = "better" if pc.improvement > 0 else "worse"
 
 
+def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
+    """On a curve (3 or more sizes), a difference is called only when a neighbouring size differs
+    the same way, beyond the threshold and significant on its own (before correction): a fabric
+    changes a range of sizes, while a stall of the host during one point changes that point
+    alone. Unconfirmed: "isolated" (shown, not counted)."""
+    pts = [p for p in s.points if p.size is not None]
+    if len(pts) < 3:
+        return
+
+    def agrees(q: PointComparison, sign: int) -> bool:
+        return (q.p is not None and q.p < options.alpha and q.improvement is not None
+                and sign * q.improvement >= options.min_effect)
+
+    isolated = []
+    for i, p in enumerate(pts):
+        neighbours = [pts[j] for j in (i - 1, i + 1) if 0 <= j < len(pts)]
+        if p.flagged and not any(agrees(q, 1 if p.improvement > 0 else -1) for q in neighbours):
+            isolated.append(p)
+    for p in isolated:
+        p.verdict = "isolated"
+        p.reason = "no neighbouring size differs the same way: re-measure to confirm"
+
+
 # -- two runs ---------------------------------------------------------------------------
 
 @dataclass
@@ -337,14 +369,18 @@ class Comparison:
         judged = sum(1 for _s, p in self.points if p.significant is not None)
         unjudged = total - judged
         tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
+        isolated = len(self.flagged("isolated"))
         if not worse and not better:
             text = f"Overall: no significant difference between {a_name} and {b_name}"
-            text += f" at {judged} point{'s' if judged != 1 else ''}" if judged else ""
+            quiet = judged - isolated
+            text += f" at {quiet} point{'s' if quiet != 1 else ''}" if quiet else ""
         else:
             text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
-            rest = judged - worse - better
+            rest = judged - worse - better - isolated
             if rest:
                 text += f"; no significant difference at {rest}"
+        if isolated:
+            text += f"; {isolated} isolated (one size only, re-measure)"
         if unjudged:
             text += f"; {unjudged} not judged"
         return text + tail + "."
@@ -424,6 +460,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
     for s in groups.values():
         for pc in s.points:
             _decide(pc, options)
+        _confirm_by_neighbours(s, options)
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
 

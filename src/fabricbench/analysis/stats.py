@@ -178,17 +178,18 @@ CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg}
 def roughness_variance(log_ratios: Sequence[float], variances: Sequence[float]) -> float:
     """Run-to-run variance of ln(B/A) along a curve that its points' own CIs do not show.
 
-    Neighbouring sizes share the true effect closely: the second differences of the log
-    ratios remove any straight trend and leave the noise, 6 sigma^2 in variance for
-    independent points; robustly, sigma^2 = (median |second difference| / 0.6745)^2 / 6,
-    less what the points' sampling variances typically (median) explain. Needs 6 or more
-    points; else 0.
+    Neighbouring sizes share the true effect closely, so the jitter between them is noise.
+    Robustly, from the median absolute k-th difference of the log ratios: first differences
+    (variance 2 sigma^2 for independent points) are inflated by a trend, second differences
+    (6 sigma^2) by a bend such as a protocol switch; the smaller estimate is kept. Less what
+    the points' sampling variances typically (median) explain. Needs 6 or more points; else 0.
     """
     if len(log_ratios) < 6:
         return 0.0
-    second = np.abs(np.diff(np.asarray(log_ratios, dtype=float), n=2))
-    noise = (float(np.median(second)) / 0.6744897501960817) ** 2 / 6
-    return max(0.0, noise - float(np.median(np.asarray(variances, dtype=float))))
+    x = np.asarray(log_ratios, dtype=float)
+    estimates = [(float(np.median(np.abs(np.diff(x, n=k)))) / 0.6744897501960817) ** 2 / factor
+                 for k, factor in ((1, 2.0), (2, 6.0))]
+    return max(0.0, min(estimates) - float(np.median(np.asarray(variances, dtype=float))))
 
 
 def geometric_mean_ci(ratios: Sequence[float], level: float = 0.95,

@@ -65,7 +65,7 @@ def print_comparability(comp) -> None:
         console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
 
 
-_STYLE = {"better": "green", "worse": "red", "no significant difference": "dim", "below threshold": "dim",
+_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "no significant difference": "dim", "below threshold": "dim",
           "not judged": "yellow"}
 
 
@@ -190,6 +190,9 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
         console.print(Text(result.summary(), style="bold"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
+        for s, p in result.flagged("isolated"):
+            if p.improvement is not None and p.improvement < 0:
+                console.print(Text(f"isolated: {describe_point(s, p)}", style="yellow"))
         if worse:
             console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
                                f"by {min_effect:g}% or more.", style="bold red"))

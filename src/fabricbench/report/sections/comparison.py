@@ -22,7 +22,7 @@ def build(ctx):
             continue
         comp = ctx.comparison(r)
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
-                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold"))),
+                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated"))),
                      str(sum(1 for _s, p in comp.points if p.significant is None)), comp.summary(base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
                        Column("No significant difference", "points"), Column("Not judged", "points"),

@@ -40,7 +40,7 @@ def _vs_base(ctx, run, m):
     p = found[1]
     text = fmt_pct(p.improvement * 100, signed=True)
     if not p.flagged:
-        text += " (n.s.)" if p.significant is False or p.verdict == "below threshold" else " (not judged)"
+        text += {"isolated": " (isolated)", "not judged": " (not judged)"}.get(p.verdict, " (n.s.)")
     return Cell(text, p.verdict if p.flagged else "")
 
 
