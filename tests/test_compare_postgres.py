@@ -1,6 +1,6 @@
 """Baselines on PostgreSQL: set, replace, list, removed with their run, and the migration to schema 3."""
 import sqlalchemy as sa
-from test_postgres import pg_url  # noqa: F401 - the private server fixture
+from test_postgres import pg_url  # noqa: F401,F811 - the private server fixture
 
 from fabricbench.store import Measurement, StoreError, open_db
 

@@ -19,8 +19,9 @@ The rule for one point (``analysis.stats`` has the statistics):
 - The p-values of all tested points are corrected together (Holm by default,
   Benjamini-Hochberg on request).
 - A point is called better or worse only when its corrected p-value is below alpha *and*
-  the difference reaches the practical threshold (default 3%, ``min_effect``). Which way
-  is better comes from ``analysis.direction``.
+  the difference reaches the practical threshold (default 3%, ``min_effect``) *and*, on a
+  curve of 3 or more sizes, a neighbouring size differs the same way (else "isolated").
+  Which way is better comes from ``analysis.direction``.
 
 The summary of a series is the geometric mean of B/A over the points called different,
 with its 95% CI; when none is, it says "no significant difference".
@@ -32,7 +33,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis import stats
-from fabricbench.analysis.direction import describe, describe_ratio, improvement, lower_is_better
+from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 
 
@@ -92,9 +93,9 @@ class PointComparison:
     def short(self) -> str:
         """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
         if self.flagged:
-            return describe_ratio(self.ratio, self.metric, "").strip().removeprefix("is ")
+            return change_words(self.ratio, self.metric)
         if self.verdict == "isolated":
-            return f"isolated ({describe_ratio(self.ratio, self.metric, '').strip().removeprefix('is ')})"
+            return f"isolated ({change_words(self.ratio, self.metric)})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
 

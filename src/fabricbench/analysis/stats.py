@@ -96,7 +96,7 @@ class Interval:
         """Standard error of ln(median), from the half-width (delta method)."""
         if self.center == 0:
             return math.inf
-        z = _st.norm.ppf(0.5 + self.level / 2)
+        z = float(_st.norm.ppf(0.5 + self.level / 2))
         return (self.high - self.low) / (2 * z * abs(self.center))
 
 
@@ -122,7 +122,7 @@ def median_ci(m: Any, level: float = 0.95) -> Optional[Interval]:
     c, sd = center(m), _finite(getattr(m, "stdev", None))
     if c is None or c.statistic != "median" or sd is None:
         return None
-    half = _st.norm.ppf(0.5 + level / 2) * math.sqrt(math.pi / 2) * sd / math.sqrt(n)
+    half = float(_st.norm.ppf(0.5 + level / 2)) * math.sqrt(math.pi / 2) * sd / math.sqrt(n)
     return Interval(c.value, c.value - half, c.value + half, level, "stdev")
 
 
@@ -133,7 +133,7 @@ class RatioTest:
     p: float  # two-sided p-value of "the medians are equal"
 
     def interval(self, level: float = 0.95) -> Tuple[float, float]:
-        z = _st.norm.ppf(0.5 + level / 2)
+        z = float(_st.norm.ppf(0.5 + level / 2))
         d = math.log(self.ratio)
         return _exp(d - z * self.log_se), _exp(d + z * self.log_se)
 
@@ -202,10 +202,10 @@ def geometric_mean_ci(ratios: Sequence[float], level: float = 0.95,
     if len(logs) == 1:
         if not log_se:
             return math.exp(mean), math.exp(mean), math.exp(mean)
-        half = _st.norm.ppf(0.5 + level / 2) * log_se[0]
+        half = float(_st.norm.ppf(0.5 + level / 2)) * log_se[0]
     else:
         sd = float(np.std(logs, ddof=1))
-        half = _st.t.ppf(0.5 + level / 2, len(logs) - 1) * sd / math.sqrt(len(logs))
+        half = float(_st.t.ppf(0.5 + level / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
     return _exp(mean), _exp(mean - half), _exp(mean + half)
 
 
