@@ -78,6 +78,12 @@ def test_check_exits_1_naming_the_points_that_got_worse(fb, runs):
     assert data["ok"] is False and len(data["worse"]) == 7 and data["baseline"]["note"] == "after maintenance"
     # a threshold above the drop lets it pass
     assert fb("check", str(degraded), "--against", "edr-ok", "--min-effect", "60", check=False).returncode == 0
+    # a baseline of replicate runs: their spread is the run-to-run noise check allows for
+    fb("baseline", "set", "edr-two", str(before), str(again))
+    rep = json.loads(fb("check", str(degraded), "--against", "edr-two", "--json", check=False).stdout)
+    assert rep["ok"] is False and rep["a_runs"] == [before, again] and len(rep["worse"]) == 7
+    assert rep["series"][0]["noise_from"] == "replicates"
+    assert fb("check", f"{again}", "--against", "edr-two", check=False).returncode == 0
     nothing = fb("check", str(other), "--against", "edr-ok", check=False)
     assert nothing.returncode == 2 and "share no point" in nothing.stderr and "bw bandwidth only in A" in nothing.stderr
     unknown = fb("check", str(again), "--against", "nope", check=False)
@@ -89,7 +95,8 @@ def test_baseline_list_and_replace(fb, runs):
     fb("baseline", "set", "edr", str(runs[0]))
     assert "(was run 1)" in fb("baseline", "set", "edr", str(runs[1])).stdout
     listed = json.loads(fb("baseline", "list", "--json").stdout)
-    assert [(b["name"], b["run_id"], b["label"]) for b in listed] == [("edr", runs[1], "again")]
+    assert [(b["name"], b["run_ids"], b["runs"][0]["label"]) for b in listed] == [("edr", [runs[1]], "again")]
+    assert "baseline 'edr' = runs 1, 2 (was run 2)" in fb("baseline", "set", "edr", str(runs[0]), str(runs[1])).stdout
     assert "again" in fb("baseline", "list").stdout
     assert fb("baseline", "set", "x", "999", check=False).returncode == 1
 
@@ -100,6 +107,8 @@ def test_compare_says_no_significant_difference_for_a_repeat(fb, runs):
     assert "B / A" in out and "95% CI" in out and "not significant" in out
     out = fb("compare", str(runs[0]), str(runs[2])).stdout
     assert "B is 50% worse at 7 of 13 sizes" in out or "B is 2" in out
+    out = fb("compare", f"{runs[0]},{runs[1]}", str(runs[2])).text
+    assert "A = runs 1, 2 (before, 2 replicates)" in out and "B is" in out
 
 
 def test_history_table_and_plot(cli, runs, tmp_path):

@@ -121,3 +121,19 @@ def test_a_stall_at_one_size_is_isolated_not_called():
     nxt = spike + 1
     b.measurements[nxt] = point("bw", "bandwidth", "MB/s", 8192, 300.0 * rng.lognormal(0, 0.04, 200), window=64)
     assert sorted(p.size for _s, p in compare(a, b).flagged("worse")) == [4096, 8192]
+
+
+def test_replicate_runs_supply_the_run_to_run_noise():
+    rng = np.random.default_rng(18)
+
+    def shifted(rid, factor):  # a whole run slower or faster, as another state of a busy host makes it
+        return bw_run(rid, rng, scale=lambda size: factor)
+
+    base = [shifted(1, 1.0), shifted(2, 0.85), shifted(3, 1.1)]
+    new = shifted(4, 0.9)
+    alone = compare(base[0], new)
+    assert len(alone.flagged("worse")) > 10  # one run against one run: a 10% shift of the whole run is called
+    together = compare(base, new)
+    assert together.a_runs == [r.run for r in base] and together.series[0].noise_from == "replicates"
+    assert not together.flagged("worse") and not together.flagged("better")
+    assert len(compare(base, shifted(5, 0.5)).flagged("worse")) == 23  # a real halving still is

@@ -9,11 +9,13 @@ database or prints.
 The rule for one point (``analysis.stats`` has the statistics):
 
 - Both points record a median: compare medians. Otherwise (an import that records only an
-  average) compare each point's headline value, as the tools print them.
+  average) compare each point's headline value, as the tools print them. A side given as
+  replicate runs (the same configuration measured again) contributes the geometric mean.
 - The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
-  sketch, else from n and stdev) plus the run-to-run noise the curve shows
-  (``stats.roughness_variance``: a single run's samples cannot show how much the next run
-  would differ, the jitter between neighbouring sizes can). A point without a CI on both
+  sketch, else from n and stdev) plus the run-to-run noise: a single run's samples cannot
+  show how much the next run would differ. Replicate runs show it
+  (``stats.between_run_variance``); without them, the jitter between neighbouring sizes
+  does (``stats.roughness_variance``). A point without a CI on both
   sides (a published number, an import that records only averages, a handful of rank
   averages) is shown but "not judged": a [min, max] over ranks is no sampling spread.
 - The p-values of all tested points are corrected together (Holm by default,
@@ -115,7 +117,8 @@ class SeriesComparison:
     benchmark_a: str
     benchmark_b: str
     points: List[PointComparison] = field(default_factory=list)
-    run_noise: float = 0.0  # run-to-run standard deviation of ln(B/A) along the curve
+    run_noise: float = 0.0  # run-to-run standard deviation of ln(B/A)
+    noise_from: str = "curve"  # "curve" (the jitter between neighbouring sizes) or "replicates" (repeated runs)
 
     @property
     def benchmark(self) -> str:
@@ -192,7 +195,8 @@ class SeriesComparison:
             reasons = sorted({p.reason for p in self.points if p.significant is None})
             text += f"; not judged at {unjudged} ({', '.join(reasons)})"
         if self.run_noise >= 0.01:
-            text += f"; run-to-run noise along the curve about {self.run_noise * 100:.0f}%"
+            where = "between replicate runs" if self.noise_from == "replicates" else "along the curve"
+            text += f"; run-to-run noise {where} about {self.run_noise * 100:.0f}%"
         return text + "."
 
     def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
@@ -220,6 +224,7 @@ class SeriesComparison:
             "lower_is_better": self.lower_is_better,
             "mean_diff": self.mean_diff,
             "run_noise": self.run_noise,
+            "noise_from": self.noise_from,
             "worse": len(self.flagged("worse")),
             "better": len(self.flagged("better")),
             "judged": len(self.judged),
@@ -270,28 +275,52 @@ def _no_ci(m: Any) -> Optional[str]:
     return "no spread recorded"
 
 
-def measure_point(a: Any, b: Any, metric: str, size: Optional[int], level: float = 0.95) -> Tuple[PointComparison, Optional[Tuple[stats.Interval, stats.Interval]]]:
-    """The comparison of one matched pair before correction: figures, CIs, and what can be tested."""
-    ca, cb = stats.center(a), stats.center(b)
-    if ca and cb and ca.statistic == cb.statistic == "median":
-        va, vb, statistic = ca.value, cb.value, "median"
+@dataclass
+class Side:
+    """One side's figure for a point: from one run, or the geometric mean over replicate runs."""
+
+    center: float
+    logs: List[float]  # ln of each run's figure
+    within: float  # variance of ln(center) from the runs' own CIs (mean se^2 / k)
+
+    @property
+    def k(self) -> int:
+        return len(self.logs)
+
+
+def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[float], Optional[Side]]:
+    """(the figure shown, the Side to test or None when some run has no CI)."""
+    values = [stats.center(m).value if statistic == "median" else _headline(m) for m in reps]
+    if any(v is None for v in values):
+        return None, None
+    if len(values) == 1 or any(v <= 0 for v in values):
+        shown = values[0] if len(values) == 1 else sum(values) / len(values)
     else:
-        va, vb, statistic = _headline(a), _headline(b), "value"
+        shown = math.exp(sum(math.log(v) for v in values) / len(values))
+    cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None]
+    if any(ci is None for ci in cis) or shown <= 0 or any(v <= 0 for v in values):
+        return shown, None
+    within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
+    return shown, Side(shown, [math.log(v) for v in values], within)
+
+
+def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
+                  level: float = 0.95) -> Tuple[PointComparison, Optional[Tuple[Side, Side]]]:
+    """One matched point before correction: figures, what can be tested, or why not."""
+    a, b = a_reps[0], b_reps[0]
+    centers = [stats.center(m) for m in list(a_reps) + list(b_reps)]
+    statistic = "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
+    va, sa = _side(a_reps, statistic, level)
+    vb, sb = _side(b_reps, statistic, level)
     pc = PointComparison(size, va, vb, statistic, metric)
     if va is None or vb is None:
         pc.reason = "no value"
         return pc, None
     pc.ratio = vb / va if va else None
     pc.improvement = improvement(va, vb, metric)
-    ia = stats.median_ci(a, level) if statistic == "median" else None
-    ib = stats.median_ci(b, level) if statistic == "median" else None
-    if ia:
-        pc.a_ci = (ia.low, ia.high)
-    if ib:
-        pc.b_ci = (ib.low, ib.high)
-    if ia and ib and va > 0 and vb > 0:
-        return pc, (ia, ib)
-    pc.reason = _why_not_judged(a, b, ca, cb)
+    if sa and sb:
+        return pc, (sa, sb)
+    pc.reason = _why_not_judged(a, b, stats.center(a), stats.center(b))
     return pc, None
 
 
@@ -336,13 +365,15 @@ def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
 
 @dataclass
 class Comparison:
-    a: Any  # Run
+    a: Any  # Run (the first of A's replicate runs)
     b: Any  # Run
     comparability: Any  # analysis.comparability.Comparability
     series: List[SeriesComparison]
     mismatches: List[Mismatch]
     options: Options = field(default_factory=Options)
     tested: int = 0  # points in the multiple-comparison family
+    a_runs: List[Any] = field(default_factory=list)  # every Run of side A (replicates), a first
+    b_runs: List[Any] = field(default_factory=list)
 
     @property
     def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
@@ -393,6 +424,8 @@ class Comparison:
         return {
             "a": run_info(self.a),
             "b": run_info(self.b),
+            "a_runs": [r.id for r in self.a_runs or [self.a]],
+            "b_runs": [r.id for r in self.b_runs or [self.b]],
             "options": asdict(self.options),
             "comparability": self.comparability.to_dict(),
             "summary": self.summary(),
@@ -423,7 +456,7 @@ class Compared:
 def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compared:
     """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size)."""
     groups: Dict[Tuple, SeriesComparison] = {}
-    testable: List[Tuple[SeriesComparison, PointComparison, stats.Interval, stats.Interval]] = []
+    testable: Dict[int, List[Tuple[PointComparison, Side, Side]]] = {}
     per_pair: Dict[int, PointComparison] = {}
     for pair in sorted(pairs, key=lambda p: (p.key.size is None, p.key.size or 0)):
         k = pair.key
@@ -431,26 +464,27 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
         if s is None:
             s = groups[k.series_key] = SeriesComparison(k.definition, k.metric, pair.a.unit, _variant_shown(k.strict),
                                                         pair.a.benchmark, pair.b.benchmark)
-        pc, cis = measure_point(pair.a, pair.b, k.metric, k.size, options.level)
+        pc, sides = measure_point(pair.a_reps, pair.b_reps, k.metric, k.size, options.level)
         pc.ma, pc.mb = pair.a, pair.b
         s.points.append(pc)
         per_pair[id(pair)] = pc
-        if cis:
-            testable.append((s, pc, *cis))
-    by_series: Dict[int, List[Tuple[PointComparison, stats.Interval, stats.Interval]]] = {}
-    for s, pc, ia, ib in testable:
-        by_series.setdefault(id(s), []).append((pc, ia, ib))
+        if sides:
+            testable.setdefault(id(s), []).append((pc, *sides))
+    tested: List[PointComparison] = []
+    z = float(stats.norm_quantile(0.5 + options.level / 2))
     for s in groups.values():
-        items = by_series.get(id(s), [])
-        logs = [math.log(ib.center / ia.center) for _pc, ia, ib in items]
-        variances = [ia.rel_se ** 2 + ib.rel_se ** 2 for _pc, ia, ib in items]
-        extra = stats.roughness_variance(logs, variances)
-        s.run_noise = math.sqrt(extra)
-        for pc, ia, ib in items:
-            test = stats.ratio_test(ia, ib, extra)
+        items = testable.get(id(s), [])
+        sigma2, s.noise_from = _run_to_run(items)
+        s.run_noise = math.sqrt(2 * sigma2)
+        for pc, sa, sb in items:
+            d = math.log(sb.center / sa.center)
+            se = math.sqrt(sa.within + sb.within + sigma2 * (1 / sa.k + 1 / sb.k))
+            test = stats.log_ratio_test(d, se)
             pc.p, pc.log_se = test.p, test.log_se
             pc.ratio_ci = test.interval(options.level)
-    tested = [pc for _s, pc, _a, _b in testable]
+            pc.a_ci = _side_ci(sa, sigma2, z)
+            pc.b_ci = _side_ci(sb, sigma2, z)
+            tested.append(pc)
     adjust = stats.CORRECTIONS.get(options.correction)
     if adjust is None:
         raise ValueError(f"unknown correction '{options.correction}'; use one of {', '.join(stats.CORRECTIONS)}")
@@ -465,6 +499,23 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
 
+def _side_ci(side: Side, sigma2: float, z: float) -> Tuple[float, float]:
+    """The CI of a side's figure: its runs' own CIs, and the run-to-run noise when it averages replicates."""
+    m = sum(side.logs) / side.k
+    half = z * math.sqrt(side.within + (sigma2 / side.k if side.k > 1 else 0.0))
+    return math.exp(m - half), math.exp(m + half)
+
+
+def _run_to_run(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Tuple[float, str]:
+    """Variance of ln(one run's figure) between runs, and where it came from: replicate runs of either
+    side when there are any (stats.between_run_variance), else the jitter along the curve."""
+    groups = [side.logs for _pc, sa, sb in items for side in (sa, sb) if side.k > 1]
+    if groups:
+        return stats.between_run_variance(groups), "replicates"
+    logs = [math.log(sb.center / sa.center) for _pc, sa, sb in items]
+    return stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2, "curve"
+
+
 def _relevant(comparability: Any, series: Sequence[SeriesComparison]) -> Any:
     """Drop the total rank count from the confounders when only single-pair tests were compared."""
     if series and all(family(s.definition) == "single-pair" for s in series):
@@ -473,13 +524,17 @@ def _relevant(comparability: Any, series: Sequence[SeriesComparison]) -> Any:
 
 
 def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[str] = None) -> Comparison:
-    """Compare run data B against run data A (``RunData``); see the module doc."""
+    """Compare B against A; each a run (``RunData``) or a list of replicate runs. See the module doc."""
     from fabricbench.analysis.comparability import check_comparability
 
-    matching = match(a, b, benchmark)
+    side_a = list(a) if isinstance(a, (list, tuple)) else [a]
+    side_b = list(b) if isinstance(b, (list, tuple)) else [b]
+    matching = match(side_a, side_b, benchmark)
     done = compare_pairs(matching.pairs, options)
-    comp = _relevant(check_comparability(a.run, a.hosts, b.run, b.hosts), done.series)
-    return Comparison(a.run, b.run, comp, done.series, matching.mismatches, options, done.tested)
+    first_a, first_b = side_a[0], side_b[0]
+    comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
+    return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
+                      [r.run for r in side_a], [r.run for r in side_b])
 
 
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:

@@ -18,8 +18,9 @@ loop lengths and other bookkeeping. A key parameter that a run does not record (
 count an imported file does not state) is a difference, never a match: ``import --ranks``
 supplies it.
 
-``match(a, b)`` takes two ``RunData`` and returns the matched pairs and the grouped
-``Mismatch`` list; ``mismatch_paragraph`` says it in one short paragraph.
+``match(a, b)`` takes two ``RunData`` (or two lists of replicate runs) and returns the
+matched pairs and the grouped ``Mismatch`` list; ``mismatch_paragraph`` says it in one
+short paragraph.
 """
 from __future__ import annotations
 
@@ -186,8 +187,14 @@ def _soft_conflict(a: PointKey, b: PointKey) -> List[str]:
 @dataclass
 class Pair:
     key: PointKey  # A's key
-    a: Any  # Measurement
+    a: Any  # Measurement (of A's first run that has the point)
     b: Any
+    a_reps: List[Any] = field(default_factory=list)  # the point in every run of side A (replicates)
+    b_reps: List[Any] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.a_reps = self.a_reps or [self.a]
+        self.b_reps = self.b_reps or [self.b]
 
 
 @dataclass
@@ -217,10 +224,21 @@ def _latest(points: Iterable[Tuple[PointKey, Any]]) -> Dict[PointKey, Any]:
     return out
 
 
+def _side(runs: Any, benchmark: Optional[str]) -> Dict[PointKey, List[Any]]:
+    """One side's points by key: a run (RunData) or replicate runs, each point in every run that has it."""
+    out: Dict[PointKey, List[Any]] = {}
+    for rd in (runs if isinstance(runs, (list, tuple)) else [runs]):
+        for key, m in _latest((point_key(m, rd.run), m) for m in rd.measurements if _wanted(m, benchmark)).items():
+            out.setdefault(key, []).append(m)
+    return out
+
+
 def match(a: Any, b: Any, benchmark: Optional[str] = None) -> Matching:
-    """Pair the points of run data `a` and `b` (RunData) by meaning; group the rest by reason."""
-    keyed_a = _latest((point_key(m, a.run), m) for m in a.measurements if _wanted(m, benchmark))
-    keyed_b = _latest((point_key(m, b.run), m) for m in b.measurements if _wanted(m, benchmark))
+    """Pair the points of `a` and `b` by meaning; group the rest by reason.
+
+    Each side is a run (RunData) or a list of replicate runs of the same configuration.
+    """
+    keyed_a, keyed_b = _side(a, benchmark), _side(b, benchmark)
     index: Dict[Tuple, List[PointKey]] = {}
     for kb in keyed_b:
         if not kb.has_unknown:
@@ -233,7 +251,7 @@ def match(a: Any, b: Any, benchmark: Optional[str] = None) -> Matching:
         for kb in index.get((ka.series_key, ka.size), []):
             if kb not in used and not _soft_conflict(ka, kb):
                 used.add(kb)
-                result.pairs.append(Pair(ka, ma, keyed_b[kb]))
+                result.pairs.append(Pair(ka, ma[0], keyed_b[kb][0], ma, keyed_b[kb]))
                 break
     matched_a = {p.key for p in result.pairs}
     rest_a = [k for k in keyed_a if k not in matched_a]

@@ -142,15 +142,34 @@ def _exp(x: float) -> float:
     return math.exp(min(max(x, -700.0), 700.0))
 
 
+def norm_quantile(q: float) -> float:
+    return float(_st.norm.ppf(q))
+
+
+def log_ratio_test(d: float, se: float) -> RatioTest:
+    """Test ln(B/A) = d against 0 with standard error se (normal)."""
+    if se == 0:
+        return RatioTest(_exp(d), 0.0, 0.0 if d else 1.0)
+    return RatioTest(_exp(d), se, float(2 * _st.norm.sf(abs(d) / se)))
+
+
 def ratio_test(a: Interval, b: Interval, extra_var: float = 0.0) -> Optional[RatioTest]:
-    """Test B/A = 1 on the log scale; `extra_var` adds run-to-run variance of ln(B/A)."""
+    """Test B/A = 1 on the log scale from two medians' CIs; `extra_var` adds run-to-run variance of ln(B/A)."""
     if a.center <= 0 or b.center <= 0:
         return None
-    se = math.sqrt(a.rel_se**2 + b.rel_se**2 + max(extra_var, 0.0))
-    d = math.log(b.center / a.center)
-    if se == 0:
-        return RatioTest(b.center / a.center, 0.0, 0.0 if d else 1.0)
-    return RatioTest(b.center / a.center, se, float(2 * _st.norm.sf(abs(d) / se)))
+    return log_ratio_test(math.log(b.center / a.center), math.sqrt(a.rel_se**2 + b.rel_se**2 + max(extra_var, 0.0)))
+
+
+def between_run_variance(groups: Sequence[Sequence[float]]) -> float:
+    """Variance of one run's ln(figure) from replicate runs: one group per point and side (two or more
+    runs each). Robustly pooled: each group's sample variance over the median of its chi-square
+    distribution (df = runs - 1, so the estimate is consistent), then the median over groups."""
+    scaled = []
+    for g in groups:
+        if len(g) >= 2:
+            df = len(g) - 1
+            scaled.append(float(np.var(g, ddof=1)) / (float(_st.chi2.median(df)) / df))
+    return float(np.median(scaled)) if scaled else 0.0
 
 
 def holm(pvalues: Sequence[float]) -> List[float]:

@@ -1,7 +1,7 @@
-"""`fabricbench baseline set NAME RUN` and `baseline list`: names for runs that later runs are checked against."""
+"""`fabricbench baseline set NAME RUN [RUN...]` and `baseline list`: names for the runs later runs are checked against."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import click
 from rich.table import Table
@@ -10,23 +10,31 @@ from rich.text import Text
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
 
 
+def _runs_text(ids) -> str:
+    return f"run {ids[0]}" if len(ids) == 1 else "runs " + ", ".join(map(str, ids))
+
+
 @main.group()
 def baseline() -> None:
-    """Name a run as a baseline; `fabricbench check RUN --against NAME` compares against it."""
+    """Name runs as a baseline; `fabricbench check RUN --against NAME` compares against them."""
 
 
 @baseline.command("set")
 @click.argument("name")
-@click.argument("run")
-@click.option("--note", default=None, help="Why this run is the baseline (e.g. 'after the March maintenance').")
+@click.argument("runs", nargs=-1, required=True)
+@click.option("--note", default=None, help="Why these runs are the baseline (e.g. 'after the March maintenance').")
 @pass_state
-def baseline_set(state, name: str, run: str, note: Optional[str]) -> None:
-    """Make RUN (id, uuid or 'last') the baseline called NAME, replacing what NAME pointed to."""
+def baseline_set(state, name: str, runs: Tuple[str, ...], note: Optional[str]) -> None:
+    """Make RUNS (ids, uuids or 'last') the baseline called NAME, replacing what NAME stood for.
+
+    Several runs of the same configuration (replicates) show how much runs vary by themselves:
+    check then allows for that instead of estimating it from one run.
+    """
     store = state.store
     previous = {b.name: b for b in store.baselines()}.get(name)
-    b = store.set_baseline(name, run, note=note)
-    was = f" (was run {previous.run_id})" if previous and previous.run_id != b.run_id else ""
-    console.print(f"baseline '{b.name}' = run {b.run_id}{was}", highlight=False)
+    b = store.set_baseline(name, list(runs), note=note)
+    was = f" (was {_runs_text(previous.run_ids)})" if previous and previous.run_ids != b.run_ids else ""
+    console.print(f"baseline '{b.name}' = {_runs_text(b.run_ids)}{was}", highlight=False)
 
 
 @baseline.command("list")
@@ -36,20 +44,21 @@ def baseline_list(state, as_json: bool) -> None:
     """The baselines, with their runs."""
     store = state.store
     found = store.baselines()
-    runs = {b.name: store.get_run(b.run_id) for b in found}
+    runs = {b.name: [store.get_run(i) for i in b.run_ids] for b in found}
     if as_json:
-        print_json([dict(b.to_dict(), label=runs[b.name].label, tags=runs[b.name].tags, run_created=runs[b.name].created)
-                    for b in found])
+        print_json([dict(b.to_dict(), runs=[{"id": r.id, "label": r.label, "tags": r.tags, "created": r.created}
+                                             for r in runs[b.name]]) for b in found])
         return
     if not found:
         console.print("no baselines yet; set one with: fabricbench baseline set NAME RUN", highlight=False)
         return
     t = Table(title=f"baselines in {store.where}", title_justify="left")
-    for col in ("name", "run", "label", "tags", "run date (UTC)", "set (UTC)", "note"):
+    for col in ("name", "runs", "labels", "tags", "set (UTC)", "note"):
         t.add_column(col, overflow="fold")
     for b in found:
-        r = runs[b.name]
-        tags = " ".join(f"{k}={v}" for k, v in sorted(r.tags.items()))
-        t.add_row(*[Text(x) for x in (b.name, str(b.run_id), r.label or "", tags, r.created.replace("T", " ")[:19],
-                                      b.created.replace("T", " ")[:19], b.note or "")])
+        rs = runs[b.name]
+        labels = ", ".join(dict.fromkeys(r.label or "" for r in rs))
+        tags = ", ".join(dict.fromkeys(" ".join(f"{k}={v}" for k, v in sorted(r.tags.items())) for r in rs))
+        t.add_row(*[Text(x) for x in (b.name, ", ".join(map(str, b.run_ids)), labels, tags, b.created.replace("T", " ")[:19],
+                                      b.note or "")])
     console.print(t)

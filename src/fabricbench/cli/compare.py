@@ -106,8 +106,8 @@ def series_table(s, wide: bool = False) -> Table:
 
 
 def print_comparison(result, show_points: bool = True) -> None:
-    a, b = result.a, result.b
-    console.print(Text.assemble(("A", "bold"), f" = run {a.id} ({a.name})   ", ("B", "bold"), f" = run {b.id} ({b.name})"))
+    console.print(Text.assemble(("A", "bold"), f" = {_side_text(result.a_runs)}   ", ("B", "bold"),
+                                f" = {_side_text(result.b_runs)}"))
     print_comparability(result.comparability)
     if not result.series:
         console.print("No common points to compare.")
@@ -124,6 +124,21 @@ def print_comparison(result, show_points: bool = True) -> None:
                                "every point tested.", style="dim"))
 
 
+def load_side(store, refs: str):
+    """'3' or '3,4,5' (replicate runs of one configuration): every point, as --benchmark also
+    matches other tools' names for a benchmark."""
+    parts = [r.strip() for r in str(refs).split(",") if r.strip()]
+    if not parts:
+        raise UsageError(f"no run in '{refs}'")
+    return [store.load(r) for r in parts]
+
+
+def _side_text(runs) -> str:
+    if len(runs) == 1:
+        return f"run {runs[0].id} ({runs[0].name})"
+    return f"runs {', '.join(str(r.id) for r in runs)} ({runs[0].name}, {len(runs)} replicates)"
+
+
 @main.command()
 @click.argument("run_a", metavar="A")
 @click.argument("run_b", metavar="B")
@@ -135,11 +150,12 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
     """Compare run B against run A: comparability, then medians, B/A with its CI and a verdict per point.
 
     A point is called better or worse only when the difference is significant after correcting
-    for the number of points compared, and at least --min-effect percent.
+    for the number of points compared, and at least --min-effect percent. A or B may list
+    replicate runs of one configuration (3,4,5): they show how much runs vary by themselves.
     """
     from fabricbench.analysis.compare import compare as compare_runs
 
-    a, b = state.store.load(run_a), state.store.load(run_b)  # all points: --benchmark also matches other tools' names
+    a, b = load_side(state.store, run_a), load_side(state.store, run_b)
     result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark)
     if benchmark and not result.series and not result.mismatches:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
@@ -150,7 +166,7 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
 
 
 @main.command()
-@click.argument("run")
+@click.argument("run", metavar="RUN[,RUN...]")
 @click.option("--against", "baseline", required=True, metavar="NAME", help="The baseline to check against (baseline set NAME RUN).")
 @verdict_options
 @json_option
@@ -160,17 +176,18 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
           benchmark: Optional[str], as_json: bool) -> None:
     """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 otherwise.
 
-    The points that got worse are named; exit status 2 when the two share no point.
+    The points that got worse are named; exit status 2 when the two share no point. A
+    baseline of several replicate runs tells check how much runs vary by themselves.
     """
     from fabricbench.analysis.compare import compare as compare_runs
     from fabricbench.analysis.compare import describe_point
 
     store = state.store
     base = store.baseline(baseline)
-    result = compare_runs(store.load(base.run_id), store.load(run), make_options(min_effect, alpha, correction),
-                          benchmark=benchmark)
+    result = compare_runs([store.load(i) for i in base.run_ids], load_side(store, run),
+                          make_options(min_effect, alpha, correction), benchmark=benchmark)
     if not result.series:
-        raise UsageError(f"nothing to check: run {result.b.id} and baseline '{baseline}' (run {result.a.id}) share no "
+        raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
                          f"point. {result.mismatch_text}".strip())
     worse = result.flagged("worse")
     if as_json:
@@ -178,11 +195,14 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
         data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse])
         print_json(data)
     else:
-        console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' (run {base.run_id})   ",
-                                    ("B", "bold"), f" = run {result.b.id} ({result.b.name})"))
+        console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' ({_side_text(result.a_runs)})   ",
+                                    ("B", "bold"), f" = {_side_text(result.b_runs)}"))
         if not result.comparability.comparable:
             labels = ", ".join(d.label for d in result.comparability.differences)
             console.print(Text(f"Differs from the baseline in: {labels}.", style="yellow"))
+        for r in result.b_runs:
+            if r.status != "complete":
+                console.print(Text(f"Run {r.id} is {r.status}: only the points it measured are checked.", style="yellow"))
         for s in result.series:
             console.print(Text(f"{s.title}: {s.summary()}"))
         if result.mismatch_text:

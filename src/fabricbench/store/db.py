@@ -369,33 +369,40 @@ class Store:
 
     # -- baselines ---------------------------------------------------------------------
 
-    def set_baseline(self, name: str, ref: Union[int, str], note: Optional[str] = None) -> Baseline:
-        """Name run `ref` as baseline `name` (replacing what the name pointed to before)."""
+    def set_baseline(self, name: str, refs: Union[int, str, Sequence[Union[int, str]]], note: Optional[str] = None) -> Baseline:
+        """Name run(s) `refs` as baseline `name` (replacing what the name stood for before)."""
         name = str(name).strip()
         if not name:
             raise StoreError("a baseline needs a name")
-        run = self.get_run(ref)
+        refs = [refs] if isinstance(refs, (int, str)) else list(refs)
+        run_ids = list(dict.fromkeys(self.get_run(ref).id for ref in refs))
+        if not run_ids:
+            raise StoreError(f"baseline '{name}' needs at least one run")
         b = schema.baselines
-        values = dict(run_id=run.id, created=now(), note=note)
+        created = now()
         with self._write() as conn:
-            if conn.execute(sa.select(b.c.name).where(b.c.name == name)).first():
-                conn.execute(b.update().where(b.c.name == name).values(**values))
-            else:
-                conn.execute(b.insert().values(name=name, **values))
-        return Baseline(name=name, **values)
+            conn.execute(b.delete().where(b.c.name == name))
+            conn.execute(b.insert(), [dict(name=name, run_id=rid, position=i, created=created, note=note)
+                                      for i, rid in enumerate(run_ids)])
+        return Baseline(name=name, run_ids=run_ids, created=created, note=note)
 
     def baselines(self) -> List[Baseline]:
         b = schema.baselines
         with self._read() as conn:
-            rows = conn.execute(sa.select(b).order_by(b.c.name)).fetchall()
-        return [Baseline(**dict(r._mapping)) for r in rows]
+            rows = conn.execute(sa.select(b).order_by(b.c.name, b.c.position)).fetchall()
+        out: Dict[str, Baseline] = {}
+        for r in rows:
+            m = r._mapping
+            found = out.setdefault(m["name"], Baseline(m["name"], [], m["created"], m["note"]))
+            found.run_ids.append(m["run_id"])
+        return list(out.values())
 
     def baseline(self, name: str) -> Baseline:
         """A baseline by name; StoreError naming the known ones otherwise."""
-        for found in self.baselines():
-            if found.name == name:
-                return found
-        known = ", ".join(x.name for x in self.baselines()) or "none yet"
+        found = {b.name: b for b in self.baselines()}
+        if name in found:
+            return found[name]
+        known = ", ".join(found) or "none yet"
         raise StoreError(f"no baseline '{name}' in {self.where} (baselines: {known}; set one with "
                          "'fabricbench baseline set NAME RUN')")
 

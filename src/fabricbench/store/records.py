@@ -101,10 +101,11 @@ def to_dataframe(records: List[Any]):
 
 @dataclass
 class Baseline:
-    """A name for a run that later runs are checked against (``baseline set NAME RUN``)."""
+    """A name for the runs later runs are checked against (``baseline set NAME RUN [RUN...]``):
+    one run, or replicate runs of one configuration that show how much runs vary."""
 
     name: str
-    run_id: int
+    run_ids: List[int]
     created: str
     note: Optional[str] = None
 

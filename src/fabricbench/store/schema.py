@@ -92,11 +92,12 @@ artifacts = Table(
 )
 Index("ix_artifacts_run", artifacts.c.run_id, artifacts.c.name)
 
-baselines = Table(
+baselines = Table(  # one row per run of a baseline (several runs: replicates of one configuration)
     "baselines",
     metadata,
     Column("name", String(128), primary_key=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, nullable=False),  # the order the runs were given in
     Column("created", String(32), nullable=False),  # ISO 8601, UTC: when the name was (re)set
     Column("note", Text),
 )
