@@ -282,6 +282,7 @@ class Side:
     center: float
     logs: List[float]  # ln of each run's figure
     within: float  # variance of ln(center) from the runs' own CIs (mean se^2 / k)
+    ci: Optional[Tuple[float, float]] = None  # a single run's own CI of its median
 
     @property
     def k(self) -> int:
@@ -301,7 +302,8 @@ def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[f
     if any(ci is None for ci in cis) or shown <= 0 or any(v <= 0 for v in values):
         return shown, None
     within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
-    return shown, Side(shown, [math.log(v) for v in values], within)
+    own = (cis[0].low, cis[0].high) if len(cis) == 1 else None
+    return shown, Side(shown, [math.log(v) for v in values], within, own)
 
 
 def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
@@ -500,7 +502,9 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
 
 
 def _side_ci(side: Side, sigma2: float, z: float) -> Tuple[float, float]:
-    """The CI of a side's figure: its runs' own CIs, and the run-to-run noise when it averages replicates."""
+    """The CI of a side's figure: one run's own CI, or for replicates their CIs and the run-to-run noise."""
+    if side.ci is not None:
+        return side.ci
     m = sum(side.logs) / side.k
     half = z * math.sqrt(side.within + (sigma2 / side.k if side.k > 1 else 0.0))
     return math.exp(m - half), math.exp(m + half)
