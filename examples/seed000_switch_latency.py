@@ -118,12 +118,12 @@ def save_runs(store, doc: Dict[str, Any], source: Optional[str] = None) -> List[
 
 def run_example(db: str, out_dir: Path, data: Path = DATA) -> Dict[str, Any]:
     """Load the seed's numbers, compare and report; returns the comparison and the files written."""
-    from fabricbench.analysis.compare import compare_runs
+    from fabricbench.analysis.compare import compare
     from fabricbench.report import ReportOptions, build_report, write_report
 
     store = fabricbench.open_db(db)
     b2b, switch = save_runs(store, read_results(data))
-    comparison = compare_runs(store, b2b.id, switch.id, benchmark="latency")
+    comparison = compare(store.load(b2b.id), store.load(switch.id), benchmark="latency")
     options = ReportOptions(title="Seed 000, Figure 10: OSU latency, Omni-Path back-to-back vs switch")
     report = build_report(store, [b2b.id, switch.id], options)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -144,9 +144,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     b2b, switch = result["runs"]
     for s in result["comparison"].series:
-        print(f"{s.benchmark} ({s.unit}): A = {b2b.name} (run {b2b.id}), B = {switch.name} (run {switch.id})")
+        print(f"{s.title} ({s.unit}): A = {b2b.name} (run {b2b.id}), B = {switch.name} (run {switch.id})")
         for p in s.points:
-            print(f"  {p.size:>4} B  A {p.a:.2f}  B {p.b:.2f}  B-A {p.diff:+.2f} {s.unit}  B/A {p.ratio:.3f}  {p.verdict}")
+            print(f"  {p.size:>4} B  A {p.a:.2f}  B {p.b:.2f}  B-A {p.diff:+.2f} {s.unit}  B/A {p.ratio:.3f}  {p.text()}")
         print("  " + s.summary(b2b.name, switch.name))
     print(f"reports: {result['html']}, {result['markdown']}")
     print(f"shell: fabricbench --db {args.db} compare {b2b.id} {switch.id}")

@@ -99,3 +99,33 @@ def cli_env():
 @pytest.fixture
 def cli(db_path: Path) -> Cli:
     return Cli(db_path)
+
+
+def _missing(need: str):
+    """Why `need` ('mpi', 'engine' or 'lab') is not met here, or None."""
+    import shutil
+
+    if need == "mpi":
+        return None if shutil.which("mpirun") else "mpirun is not on PATH"
+    if need == "engine":
+        from fabricbench.native import NativeMissing, engine_path
+
+        try:
+            engine_path()
+        except NativeMissing as exc:
+            return f"the engine is not built: {exc}"
+        return None
+    if need == "lab":
+        from fabricbench.lab import netns_usable
+
+        reason = netns_usable()
+        return f"lab tests need root and network namespaces: {reason}" if reason else None
+    raise ValueError(need)
+
+
+def skip_unless(*needs: str) -> None:
+    """Skip the calling test (or fixture) with the first unmet need's reason."""
+    for need in needs:
+        reason = _missing(need)
+        if reason:
+            pytest.skip(reason)

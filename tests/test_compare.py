@@ -12,8 +12,9 @@ from click.testing import CliRunner
 import fabricbench
 from fabricbench.analysis import direction
 from fabricbench.analysis.comparability import check_comparability, host_outliers, run_facts
-from fabricbench.analysis.compare import compare_measurements, significance, t_critical_975, welch
-from fabricbench.store import Host, Measurement
+from fabricbench.analysis.compare import compare
+from fabricbench.analysis.stats import t_critical_975, welch
+from fabricbench.store import Host, Measurement, RunData
 from fabricbench.store.records import Run
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -36,50 +37,30 @@ def test_direction_rule_is_one_place():
     assert direction.improvement(0, 1, "latency") is None
 
 
-def test_t_critical_values():
-    assert t_critical_975(1) == 12.706 and t_critical_975(30) == 2.042
+def test_t_critical_values_come_from_scipy():
+    assert t_critical_975(1) == pytest.approx(12.706, abs=1e-3) and t_critical_975(30) == pytest.approx(2.042, abs=1e-3)
     assert t_critical_975(60) == pytest.approx(2.000, abs=2e-3)
     assert t_critical_975(1e9) == pytest.approx(1.95996, abs=1e-4)
     t, df = welch(10.0, 1.0, 10, 12.0, 1.0, 10)
     assert t == pytest.approx(4.4721, rel=1e-4) and df == pytest.approx(18.0)
 
 
-def test_significance_rule():
-    base = dict(n=100, min=0.9, median=1.0, mean=1.0, p99=1.2, max=1.3, stdev=0.05)
-    a = _m(1.0, **base)
-    # 10x the spread apart: significant
-    b = _m(1.5, **dict(base, mean=1.5, min=1.4, max=1.8, p99=1.7))
-    assert significance(a, b)[0] is True
-    # inside one standard deviation: not significant however many samples
-    c = _m(1.03, **dict(base, mean=1.03, n=10**6))
-    sig, why = significance(a, c)
-    assert sig is False and "within one stdev" in why
-    # outside one stdev but 3 noisy samples each: Welch says no
-    few = dict(n=3, min=0.5, max=2.0, stdev=0.3)
-    d1, d2 = _m(1.0, mean=1.0, **few), _m(1.35, mean=1.35, **few)
-    sig, why = significance(d1, d2)
-    assert sig is False and "Welch" in why
-    # no n/stdev: [min, max] ranges
-    assert significance(_m(1.0, min=0.9, max=1.1), _m(1.5, min=1.4, max=1.6))[0] is True
-    assert significance(_m(1.0, min=0.9, max=1.1), _m(1.05, min=1.0, max=1.2))[0] is False
-    # published single numbers: unknown
-    assert significance(_m(0.77), _m(0.9)) == (None, "no spread recorded")
-
-
-def test_compare_measurements_matches_by_variant_and_size():
+def test_compare_matches_by_variant_and_size():
     a = [_m(1.0, size=s) for s in (0, 8, 64)] + [_m(100.0, size=8, metric="bandwidth", bench="bw")]
     b = [_m(1.2, size=s) for s in (8, 64, 512)] + [_m(90.0, size=8, metric="bandwidth", bench="bibw")]
-    series, only_a, only_b = compare_measurements(a, b)
-    assert len(series) == 1 and [p.size for p in series[0].points] == [8, 64]
-    p = series[0].points[0]
+    result = compare(RunData(_run(1), a, []), RunData(_run(2), b, []))
+    assert len(result.series) == 1 and [p.size for p in result.series[0].points] == [8, 64]
+    p = result.series[0].points[0]
     assert p.diff == pytest.approx(0.2) and p.ratio == pytest.approx(1.2) and p.improvement == pytest.approx(-0.2)
-    assert p.verdict == "B is 20% worse"
-    assert only_a == ["bw bandwidth (ranks=2)"] and only_b == ["bibw bandwidth (ranks=2)"]
+    assert p.verdict == "not judged" and p.reason == "no spread recorded"  # single numbers are shown, never called
+    text = result.mismatch_text
+    assert text == ("Not compared: latency: size 0 B only in A, size 512 B only in B; bw bandwidth only in A (1 size); "
+                    "bibw bandwidth only in B (1 size).")
     # engine bookkeeping params (loop_length, measurements) do not stop points matching
     ra = Measurement("ring", {"size": 8, "ranks": 4, "ordering": "natural", "loop_length": 829, "measurements": 8}, "latency", "us", value=1.0)
     rb = Measurement("ring", {"size": 8, "ranks": 4, "ordering": "natural", "loop_length": 700, "measurements": 5}, "latency", "us", value=0.8)
-    series, _, _ = compare_measurements([ra], [rb])
-    assert series and series[0].points[0].verdict == "B is 20% better"
+    result = compare(RunData(_run(1), [ra], []), RunData(_run(2), [rb], []))
+    assert result.series and result.series[0].points[0].improvement == pytest.approx(0.2)
 
 
 def _facts(**over):
@@ -163,12 +144,13 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     assert all(p.improvement < 0 for p in s.points)  # through the switch is slower at every size
     assert s.points[2].a == 0.77 and s.points[2].b == 0.9
     assert "Switch adds 0.125 us on average vs B2B" in s.summary("B2B", "Switch")
+    # published single numbers: the difference is stated, never called significant
+    assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (no spread recorded)" in s.summary()
     # the runs differ only in their path; nothing else confounds the comparison
     assert [d.key for d in comp.comparability.differences] == ["provenance.path"]
 
     # and the same story from the command line
-    from fabricbench.cli.app import main
-    import fabricbench.cli.report  # noqa: F401
+    from fabricbench.cli import main
 
     runner = CliRunner()
     db = str(tmp_path / "seed.db")
@@ -176,10 +158,10 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     res = runner.invoke(main, ["--db", db, "compare", str(a.id), str(b.id)])
     assert res.exit_code == 0, res.output
     out = res.output
-    assert out.index("Comparability") < out.index("latency latency")
-    assert "B - A (us)" in out and "+0.13" in out and "+0.12" in out
-    assert "B adds 0.125 us on average vs A" in out
-    assert "B is 17% worse" in out
+    assert out.index("Comparability") < out.index("latency: lower is better")
+    assert "B / A" in out and "1.17" in out and "1.16" in out  # 0.90 / 0.77, 0.91 / 0.78
+    assert "B adds 0.125 us on average vs A (0.12 to 0.13 us over 11 sizes)" in out
+    assert "not judged" in out and "no spread recorded" in out
     res = runner.invoke(main, ["--db", db, "compare", str(a.id), str(b.id), "--json", "--benchmark", "latency"])
     data = json.loads(res.output)
     assert data["series"][0]["mean_diff"] == pytest.approx(0.125, abs=0.005)
@@ -188,8 +170,7 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
 
 
 def test_cli_compare_comparable_runs_and_errors(tmp_path):
-    from fabricbench.cli.app import main
-    import fabricbench.cli.report  # noqa: F401
+    from fabricbench.cli import main
 
     store = fabricbench.open_db(str(tmp_path / "c.db"))
     stats = dict(n=50, stdev=0.01, min=0.98, max=1.05, p99=1.04, median=1.0)
@@ -206,7 +187,8 @@ def test_cli_compare_comparable_runs_and_errors(tmp_path):
     assert data["comparability"] == {"comparable": True, "differences": [], "not_recorded": data["comparability"]["not_recorded"]}
     points = data["series"][0]["points"]
     assert [p["significant"] for p in points] == [False, False]
-    assert points[0]["verdict"] == "B is 0.1% worse (not significant)"
+    assert points[0]["verdict"] == "no significant difference" and points[0]["text"] == "no significant difference"
+    assert data["summary"].startswith("Overall: no significant difference between A and B at 2 points")
     res = runner.invoke(main, ["--db", str(tmp_path / "c.db"), "compare", str(a.id), "77"])
     assert res.exit_code == 1 and "no run '77'" in res.output
     res = runner.invoke(main, ["--db", str(tmp_path / "c.db"), "compare", str(a.id), str(b.id), "--benchmark", "nope"])

@@ -151,3 +151,55 @@ def test_cli_fabrics():
     assert edr["data_rate_MBps"] == 12500 and edr["encoding"] == "64b/66b" and edr["efficiency"] == "32/33"
     res = runner.invoke(main, ["fabrics"])
     assert res.exit_code == 0 and "opa100" in res.output and "12,500" in res.output
+
+
+def test_unknown_fabric_names_are_refused_with_close_names():
+    with pytest.raises(peaks.UnknownFabric, match=r"unknown fabric 'ehr'; did you mean .*edr"):
+        peaks.resolve_fabric("ehr")
+    with pytest.raises(peaks.UnknownFabric, match="lab-1g"):
+        peaks.resolve_fabric("lab-1gg")
+    assert peaks.resolve_fabric("EDR").key == "edr" and peaks.resolve_fabric("lab") is None
+    lab = peaks.resolve_fabric("lab-500m")
+    assert lab.family == "lab" and lab.data_rate_MBps == 62.5 and peaks.resolve_fabric("lab-1gbit").data_rate_MBps == 125.0
+    # a stored run with an unknown tag gets no peak, and says why
+    peak = peaks.run_ceiling(_run({"fabric": "ehr"}, {"nodes": 2}))
+    assert peak.ceiling is None and "unknown fabric 'ehr'" in peak.why_none
+
+
+def _lab_prov(**rates):
+    return {"nodes": len(rates), "lab": {"name": "fbl", "link": "1gbit", "link_bps": 10**9, "uplink": None, "uplink_bps": None,
+            "nodes": {n: {"rate": r, "rate_bps": int(float(r[:-4]) * 1e6), "switch": "fbl-sw1"} for n, r in rates.items()}}}
+
+
+def test_lab_runs_are_measured_against_their_shaped_rate():
+    prov = _lab_prov(**{"fbl-n1": "1000mbit", "fbl-n2": "500mbit"})
+    choice = peaks.choose_fabric(_run({}, prov))
+    assert choice.how == "lab" and choice.fabric.data_rate_MBps == 62.5  # the slowest link used bounds the run
+    assert peaks.choose_fabric(_run({"fabric": "lab-1g"}, prov)).fabric.data_rate_MBps == 62.5  # recorded beats the tag
+    assert peaks.choose_fabric(_run({"fabric": "lab-1g"}, {"nodes": 2})).fabric.data_rate_MBps == 125.0
+    assert peaks.choose_fabric(_run({"fabric": "edr"}, prov)).fabric.key == "edr"  # an explicit catalog link wins
+    c = peaks.run_ceiling(_run({}, prov)).ceiling
+    assert c.limit_MBps == 62.5 and c.by == "fabric" and c.pcie is None
+
+
+def test_shared_memory_has_no_ceiling():
+    for run in (_run({"fabric": "shm"}, {"nodes": 1}), _run({}, {"nodes": 1, "hosts": ["vm"]}), _run({"fabric": "vader"})):
+        peak = peaks.run_ceiling(run, [{"net": [{"name": "eth0", "speed_mbps": 10000, "operstate": "up"}]}])
+        assert peak.ceiling is None and peak.why_none == "shared memory: no link ceiling"
+    assert peaks.choose_fabric(_run({}, {"nodes": 1})).how == "one host"
+
+
+def test_aggregate_figures_get_the_right_multiple_of_the_link():
+    assert peaks.link_multiple("bibw", "bibandwidth", {"size": 8})[0] == 2
+    assert peaks.link_multiple("bw", "bandwidth", {"size": 8})[0] == 1
+    spread = _run({}, {"nodes": 4, "rank_hosts": ["n1", "n2", "n3", "n4"]})  # round robin: pairs (0,2), (1,3)
+    assert peaks.link_multiple("mbw_mr", "bandwidth", {"ranks": 4, "pairs": 2}, spread)[0] == 2
+    block = _run({}, {"nodes": 2, "rank_hosts": ["n1", "n1", "n2", "n2"]})  # both pairs share n1's link
+    assert peaks.link_multiple("mbw_mr", "bandwidth", {"ranks": 4, "pairs": 2}, block)[0] == 1
+    inside = _run({}, {"nodes": 2, "rank_hosts": ["n1", "n2", "n1", "n2"]})  # pairs inside one host
+    multiple, note = peaks.link_multiple("mbw_mr", "bandwidth", {"ranks": 4, "pairs": 2}, inside)
+    assert multiple is None and "inside one host" in note
+    edr = peaks.Ceiling(12500.0, "fabric", peaks.get_fabric("edr"), None)
+    assert peaks.point_peak(edr, "mbw_mr", "bandwidth", {"ranks": 4, "pairs": 2}, spread)[0] == 25000
+    assert "more than the link can carry" in peaks.over_peak_note(peaks.get_fabric("edr"), 108.5)
+    assert "token bucket" in peaks.over_peak_note(peaks.lab_fabric(1e9), 101.0)

@@ -93,13 +93,14 @@ def test_report_from_engine_runs(engine_runs):
 
 
 def test_compare_engine_runs(engine_runs):
-    from fabricbench.analysis.compare import compare_runs
+    from fabricbench.analysis.compare import compare
 
     store, first, second, _ = engine_runs
-    result = compare_runs(store, first.id, second.id)
+    result = compare(store.load(first.id), store.load(second.id))
     assert result.comparability.comparable, result.comparability.differences
     assert [s.benchmark for s in result.series] == ["latency"]
     points = result.series[0].points
     assert [p.size for p in points] == [0] + [2**i for i in range(13)]
-    assert all(p.significant is not None for p in points)  # the engine records n, mean and stdev
-    assert any(name.startswith("bw ") for name in result.only_a)
+    # the engine records n and the spread of its samples: every point with enough of them is judged
+    assert all(p.significant is not None for p in points if min(p.ma.n, p.mb.n) >= 6)
+    assert any(m.what == "bw bandwidth" and m.reason.startswith("only in A") for m in result.mismatches)

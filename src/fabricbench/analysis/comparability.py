@@ -147,10 +147,20 @@ def _mpi_version(run: Any, hosts: Sequence[Any]) -> Optional[str]:
     return _host_values(hosts, lambda f: _get(f, "mpi", "version"))
 
 
+def _launch(run: Any) -> Optional[str]:
+    """The recorded launch command line (how ranks were started, with the launcher's options)."""
+    argv = _get(run.provenance, "launch")
+    if isinstance(argv, list) and argv:
+        return " ".join(str(a) for a in argv)
+    return None
+
+
 def _fabric(run: Any, hosts: Sequence[Any]) -> Optional[str]:
     choice = choose_fabric(run, hosts)
     if choice is None:
         return _text(_get(run.provenance, "fabric"))
+    if choice.how == "one host":
+        return choice.fabric.name  # "shared memory (one host)" says how already
     return f"{choice.fabric.name} ({choice.how})"
 
 
@@ -205,6 +215,7 @@ _FIXED: List[tuple] = [
     ("mpi_standard", "MPI standard version", lambda r, h: _text(_get(r.provenance, "mpi_version")), "MPI standard level of the library"),
     ("compiler", "Compiler", lambda r, h: _host_values(h, lambda f: f.get("compiler")), "compiler and flags of the benchmark"),
     ("launcher", "Launcher", lambda r, h: _text(_get(r.provenance, "launcher")), "launchers bind and map ranks differently"),
+    ("launch", "Launch command", lambda r, h: _launch(r), "launcher options (e.g. --mca btl tcp,self) choose the transport"),
     ("fabric", "Fabric", _fabric, "the interconnect itself"),
     ("link", "Link (port rate / NIC speed)", lambda r, h: _host_values(h, _link), "a link trained at a lower rate or width"),
     ("pcie", "NIC PCIe link", lambda r, h: _host_values(h, _pcie), "a narrow or slow PCIe slot caps bandwidth"),

@@ -1,132 +1,144 @@
-"""Two runs compared point by point: A, B, B - A, B / A, "% better" and whether it is significant.
+"""Two runs compared point by point, with verdicts that survive noise.
 
-``compare_runs(store, a, b, benchmark=None)`` -> ``Comparison`` (with the comparability check of
-``analysis.comparability`` first); ``compare_measurements(a_meas, b_meas)`` does the matching
-and arithmetic on plain lists. Points match on benchmark, metric, params without size (the
-*variant*: ranks, window, ordering, HPCC test, ...) and size. Nothing here prints.
+``compare(a, b, options)`` takes two loaded runs (``store.RunData``: run, measurements,
+hosts; the caller loads them) and returns a ``Comparison``: the comparability check of
+``analysis.comparability``, the matched points grouped in series (``analysis.matching``
+decides what matches), the grouped mismatches, and the verdicts. Nothing here reads the
+database or prints.
 
-Improvement ("B is 68% better") follows ``analysis.direction``: (B - A)/A where higher is
-better, (A - B)/A where lower is better (latency, time).
+The rule for one point (``analysis.stats`` has the statistics):
 
-Significance rule (``significance(a, b)``), from the statistics a measurement carries:
+- Both points record a median: compare medians. Otherwise (an import that records only an
+  average) compare each point's headline value, as the tools print them. A side given as
+  replicate runs (the same configuration measured again) contributes the geometric mean.
+- The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
+  sketch, else from n and stdev) plus the run-to-run noise: a single run's samples cannot
+  show how much the next run would differ. Replicate runs show it
+  (``stats.between_run_variance``); without them, the jitter between neighbouring sizes
+  does (``stats.roughness_variance``). A point without a CI on both
+  sides (a published number, an import that records only averages, a handful of rank
+  averages) is shown but "not judged": a [min, max] over ranks is no sampling spread.
+- The p-values of all tested points are corrected together (Holm by default,
+  Benjamini-Hochberg on request).
+- A point is called better or worse only when its corrected p-value is below alpha *and*
+  the difference reaches the practical threshold (default 3%, ``min_effect``) *and*, on a
+  curve of 3 or more sizes, a neighbouring size differs the same way (else "isolated").
+  Which way is better comes from ``analysis.direction``.
 
-1. Both points have samples (n >= 2, a mean and a stdev): the difference is significant only
-   if it is *outside the spread of the samples* - |mean_B - mean_A| > max(stdev_A, stdev_B),
-   i.e. larger than one standard deviation of either run's own samples - *and* Welch's
-   t-test (t = d / sqrt(sA^2/nA + sB^2/nB), Welch-Satterthwaite degrees of freedom) rejects
-   equal means at the 5% level, two-sided. The first condition keeps a huge n from calling a
-   difference that is small against the run-to-run noise "significant"; the second keeps a
-   handful of noisy samples from doing the same.
-2. Otherwise, when both points have a min and a max: significant when the two [min, max]
-   ranges do not overlap.
-3. Otherwise (single published numbers, e.g. a vendor's chart): unknown (None) - shown as
-   "no spread recorded", never as significant.
+The summary of a series is the geometric mean of B/A over the points called different,
+with its 95% CI; when none is, it says "no significant difference".
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.analysis.direction import describe, improvement, lower_is_better
-from fabricbench.analysis.series import Series, group_series, headline, variant_label
+from fabricbench.analysis import stats
+from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
+from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.report.format import number
 
-# Two-sided 95% critical values of Student's t for 1..30 degrees of freedom.
-_T975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)
-_Z975 = 1.959963984540054
 
+@dataclass(frozen=True)
+class Options:
+    min_effect: float = 0.03  # smallest difference worth calling (fraction of A)
+    alpha: float = 0.05
+    correction: str = "holm"  # or "bh"
+    level: float = 0.95  # confidence level of the intervals shown
 
-def t_critical_975(df: float) -> float:
-    """Two-sided 95% critical t for `df` degrees of freedom (table to 30, Cornish-Fisher beyond)."""
-    if df < 1:
-        df = 1
-    if df <= 30:
-        return _T975[int(math.floor(df)) - 1]
-    z = _Z975
-    return (
-        z
-        + (z**3 + z) / (4 * df)
-        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
-    )
-
-
-def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> Tuple[float, float]:
-    """Welch's t statistic and degrees of freedom (inf t when both spreads are zero)."""
-    va, vb = sd_a * sd_a / n_a, sd_b * sd_b / n_b
-    se2 = va + vb
-    d = mean_b - mean_a
-    if se2 <= 0:
-        return (math.inf if d else 0.0), float(n_a + n_b - 2)
-    t = d / math.sqrt(se2)
-    denom = (va * va / (n_a - 1) if va else 0.0) + (vb * vb / (n_b - 1) if vb else 0.0)
-    df = se2 * se2 / denom if denom > 0 else float(n_a + n_b - 2)
-    return t, df
-
-
-def _num(x: Any) -> Optional[float]:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
-
-
-def significance(a: Any, b: Any) -> Tuple[Optional[bool], str]:
-    """Whether B differs from A beyond the spread of their samples; (verdict, reason). See module doc."""
-    ma, mb = _num(a.mean) if a.mean is not None else headline(a), _num(b.mean) if b.mean is not None else headline(b)
-    sa, sb = _num(a.stdev), _num(b.stdev)
-    na, nb = a.n or 0, b.n or 0
-    if ma is not None and mb is not None and sa is not None and sb is not None and na >= 2 and nb >= 2:
-        d = abs(mb - ma)
-        spread = max(sa, sb)
-        if d <= spread:
-            return False, f"|difference| {d:.4g} within one stdev ({spread:.4g})"
-        t, df = welch(ma, sa, na, mb, sb, nb)
-        crit = t_critical_975(df)
-        if abs(t) <= crit:
-            return False, f"Welch |t|={abs(t):.3g} <= {crit:.3g} (df={df:.0f})"
-        return True, f"outside one stdev and Welch |t|={abs(t):.3g} > {crit:.3g} (df={df:.0f})"
-    lo_a, hi_a, lo_b, hi_b = _num(a.min), _num(a.max), _num(b.min), _num(b.max)
-    if None not in (lo_a, hi_a, lo_b, hi_b):
-        if hi_a < lo_b or hi_b < lo_a:
-            return True, "[min, max] ranges do not overlap"
-        return False, "[min, max] ranges overlap"
-    return None, "no spread recorded"
+    def describe(self) -> str:
+        name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(self.correction, self.correction)
+        return f"{name}-corrected at {self.alpha:g}, threshold {self.min_effect * 100:g}%"
 
 
 @dataclass
 class PointComparison:
     size: Optional[int]
-    a: Optional[float]
+    a: Optional[float]  # A's median (or value, see statistic)
     b: Optional[float]
-    diff: Optional[float]  # B - A, in the unit
-    ratio: Optional[float]  # B / A
-    improvement: Optional[float]  # fraction; > 0 means B better
-    significant: Optional[bool]
-    reason: str
-    verdict: str  # "B is 17% worse", "not significant", ...
+    statistic: str  # "median" or "value"
+    metric: str = "latency"
+    a_ci: Optional[Tuple[float, float]] = None
+    b_ci: Optional[Tuple[float, float]] = None
+    ratio: Optional[float] = None  # B / A
+    ratio_ci: Optional[Tuple[float, float]] = None
+    improvement: Optional[float] = None  # fraction; > 0 means B better
+    p: Optional[float] = None
+    p_adjusted: Optional[float] = None
+    significant: Optional[bool] = None  # None: not judged
+    verdict: str = "not judged"  # better, worse, isolated, below threshold, no significant difference, not judged
+    reason: str = ""
+    log_se: Optional[float] = None
+    ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
+    mb: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def diff(self) -> Optional[float]:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict in ("better", "worse")
+
+    def text(self, b_name: str = "B") -> str:
+        """The verdict as a table shows it: 'B is 17% worse', 'no significant difference', ..."""
+        if self.flagged:
+            return describe_ratio(self.ratio, self.metric, b_name)
+        if self.verdict == "below threshold":
+            return f"{describe(self.improvement, b_name)}: below the threshold"
+        if self.verdict == "isolated":
+            return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
+        if self.verdict == "no significant difference":
+            return "no significant difference"
+        return f"not judged: {self.reason}"
+
+    def short(self) -> str:
+        """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
+        if self.flagged:
+            return change_words(self.ratio, self.metric)
+        if self.verdict == "isolated":
+            return f"isolated ({change_words(self.ratio, self.metric)})"
+        return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
+            self.verdict, "not judged")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("ma", "mb")}
+        d["diff"] = self.diff
+        d["text"] = self.text()
+        return d
 
 
 @dataclass
 class SeriesComparison:
-    benchmark: str
+    definition: str
     metric: str
     unit: str
     variant: Dict[str, Any]
+    benchmark_a: str
+    benchmark_b: str
     points: List[PointComparison] = field(default_factory=list)
+    run_noise: float = 0.0  # run-to-run standard deviation of ln(B/A)
+    noise_from: str = "curve"  # "curve" (the jitter between neighbouring sizes) or "replicates" (repeated runs)
 
     @property
-    def variant_text(self) -> str:
-        return variant_label(self.variant)
+    def benchmark(self) -> str:
+        return self.definition
+
+    @property
+    def title(self) -> str:
+        name = self.definition if self.metric == self.definition else f"{self.definition} {self.metric}"
+        if self.benchmark_a != self.definition or self.benchmark_b != self.definition:
+            name += f" (A: {self.benchmark_a}, B: {self.benchmark_b})"
+        v = ", ".join(f"{k}={v}" for k, v in self.variant.items())
+        return f"{name} [{v}]" if v else name
 
     @property
     def lower_is_better(self) -> bool:
         return lower_is_better(self.metric)
 
-    def _diffs(self) -> List[float]:
-        return [p.diff for p in self.points if p.diff is not None]
+    def _diffs(self, points: Optional[Sequence[PointComparison]] = None) -> List[float]:
+        return [p.diff for p in (self.points if points is None else points) if p.diff is not None]
 
     @property
     def mean_diff(self) -> Optional[float]:
@@ -138,126 +150,274 @@ class SeriesComparison:
         d = self._diffs()
         return (min(d), max(d)) if d else None
 
-    @property
-    def mean_improvement(self) -> Optional[float]:
-        """Improvement of the geometric mean of the B/A ratios (ratios average geometrically;
-        an arithmetic mean of percentages lets one noisy point dominate)."""
-        ratios = [p.ratio for p in self.points if p.ratio is not None and p.ratio > 0]
-        if not ratios:
-            return None
-        gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        return improvement(1.0, gm, self.metric)
+    def flagged(self, verdict: Optional[str] = None) -> List[PointComparison]:
+        return [p for p in self.points if p.flagged and (verdict is None or p.verdict == verdict)]
 
     @property
-    def significant_points(self) -> int:
-        return sum(1 for p in self.points if p.significant)
+    def judged(self) -> List[PointComparison]:
+        return [p for p in self.points if p.significant is not None]
 
-    @property
-    def judged_points(self) -> int:
-        return sum(1 for p in self.points if p.significant is not None)
+    def geometric_mean(self, verdict: str) -> Optional[Tuple[float, float, float]]:
+        """(geometric mean of B/A, CI low, CI high) over the points called `verdict`."""
+        pts = [p for p in self.flagged(verdict) if p.ratio]
+        return stats.geometric_mean_ci([p.ratio for p in pts], log_se=[p.log_se or 0.0 for p in pts])
 
     def summary(self, a_name: str = "A", b_name: str = "B") -> str:
-        """One sentence, e.g. 'B adds 0.125 us on average vs A (0.12 to 0.13 us over 11 sizes); B is 15% worse ...'."""
-        md, rng, imp = self.mean_diff, self.diff_range, self.mean_improvement
-        if md is None:
-            return "no points to compare"
-        n = len(self._diffs())
+        """One sentence: what differs, by how much, over how many points, or that nothing does."""
+        n = len(self.points)
+        if not n:
+            return "no points to compare."
         what = "sizes" if any(p.size is not None for p in self.points) else "points"
+        judged = self.judged
+        parts = []
+        for verdict in ("worse", "better"):
+            pts = self.flagged(verdict)
+            if pts:
+                gm = self.geometric_mean(verdict)
+                head = describe_ratio(gm[0], self.metric, b_name)
+                parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
+                             f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
+        isolated = sum(1 for p in judged if p.verdict == "isolated")
+        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated
+        if parts:
+            text = "; ".join(parts)
+            if rest:
+                text += f"; no significant difference at {rest}"
+        elif rest:
+            text = f"no significant difference at {'any of the' if rest > 1 else 'the'} {rest} {what} judged"
+        elif not judged:
+            text = self._absolute(self.points, a_name, b_name) or "nothing to judge"
+        else:
+            text = "no confirmed difference"
+        if isolated:
+            text += f"; isolated differences at {isolated} (one size only, re-measure)"
+        unjudged = n - len(judged)
+        if unjudged:
+            reasons = sorted({p.reason for p in self.points if p.significant is None})
+            text += f"; not judged at {unjudged} ({', '.join(reasons)})"
+        if self.run_noise >= 0.01:
+            where = "between replicate runs" if self.noise_from == "replicates" else "along the curve"
+            text += f"; run-to-run noise {where} about {self.run_noise * 100:.0f}%"
+        return text + "."
+
+    def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
+        d = self._diffs(pts)
+        if not d:
+            return ""
+        md = sum(d) / len(d)
         if self.lower_is_better:
             verb = "adds" if md > 0 else "saves"
         else:
             verb = "gains" if md > 0 else "loses"
         text = f"{b_name} {verb} {_fmt(abs(md))} {self.unit} on average vs {a_name}"
-        if rng and n > 1:
-            text += f" ({_fmt(rng[0])} to {_fmt(rng[1])} {self.unit} over {n} {what})"
-        text += f"; {describe(imp, b_name)} (geometric mean of B/A)"
-        if self.judged_points:
-            text += f"; significant at {self.significant_points} of {self.judged_points} points"
-        else:
-            text += "; significance unknown (no spread recorded)"
-        return text + "."
+        if len(d) > 1:
+            text += f" ({_fmt(min(d))} to {_fmt(max(d))} {self.unit} over {len(d)} sizes)"
+        return text
 
     def to_dict(self) -> Dict[str, Any]:
         return {
-            "benchmark": self.benchmark,
+            "definition": self.definition,
+            "benchmark_a": self.benchmark_a,
+            "benchmark_b": self.benchmark_b,
             "metric": self.metric,
             "unit": self.unit,
             "variant": self.variant,
             "lower_is_better": self.lower_is_better,
             "mean_diff": self.mean_diff,
-            "diff_range": list(self.diff_range) if self.diff_range else None,
-            "mean_improvement": self.mean_improvement,
-            "significant_points": self.significant_points,
-            "judged_points": self.judged_points,
+            "run_noise": self.run_noise,
+            "noise_from": self.noise_from,
+            "worse": len(self.flagged("worse")),
+            "better": len(self.flagged("better")),
+            "judged": len(self.judged),
             "summary": self.summary(),
-            "points": [asdict(p) for p in self.points],
+            "points": [p.to_dict() for p in self.points],
         }
 
 
 _fmt = number  # the one number formatter (report.format)
 
 
-def compare_points(a: Any, b: Any, metric: str, size: Optional[int] = None) -> PointComparison:
-    va, vb = headline(a), headline(b)
-    diff = vb - va if va is not None and vb is not None else None
-    ratio = vb / va if va not in (None, 0) and vb is not None else None
-    imp = improvement(va, vb, metric)
-    sig, reason = significance(a, b)
-    if sig is False:
-        verdict = f"{describe(imp)} (not significant)"
-    else:
-        verdict = describe(imp)
-    return PointComparison(size, va, vb, diff, ratio, imp, sig, reason, verdict)
+def _ratio(x: float) -> str:
+    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
 
 
-def compare_series(sa: Series, sb: Series) -> SeriesComparison:
-    out = SeriesComparison(sa.benchmark, sa.metric, sa.unit, dict(sa.variant))
-    b_points = sb.by_size()
-    for pa in sa.points:
-        size = pa.params.get("size")
-        pb = b_points.get(size)
-        if pb is not None:
-            out.points.append(compare_points(pa, pb, sa.metric, size))
-    return out
+# -- one point --------------------------------------------------------------------------
+
+def _num(x: Any) -> Optional[float]:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
-def _series_name(s: Series) -> str:
-    v = variant_label(s.variant)
-    return f"{s.benchmark} {s.metric}" + (f" ({v})" if v else "")
+def _headline(m: Any) -> Optional[float]:
+    for name in ("value", "mean", "median"):
+        v = _num(getattr(m, name, None))
+        if v is not None:
+            return v
+    return None
 
 
-def compare_measurements(
-    a: Sequence[Any], b: Sequence[Any], benchmark: Optional[str] = None
-) -> Tuple[List[SeriesComparison], List[str], List[str]]:
-    """Matched series comparisons, and the series found only in A and only in B (as names)."""
-    if benchmark:
-        a = [m for m in a if m.benchmark == benchmark]
-        b = [m for m in b if m.benchmark == benchmark]
-    series_a, series_b = group_series(a), group_series(b)
-    index_b = {s.key: s for s in series_b}
-    matched, only_a = [], []
-    for s in series_a:
-        other = index_b.pop(s.key, None)
-        if other is None:
-            only_a.append(_series_name(s))
-            continue
-        c = compare_series(s, other)
-        if c.points:
-            matched.append(c)
-        else:
-            only_a.append(_series_name(s) + " (no common sizes)")
-    only_b = [_series_name(s) for s in index_b.values()]
-    return matched, only_a, only_b
+def _why_not_judged(a: Any, b: Any, ca: Optional[stats.Center], cb: Optional[stats.Center]) -> str:
+    averages_only = [s for s, c in (("A", ca), ("B", cb)) if c is not None and c.statistic == "mean"]
+    if len(averages_only) == 1:
+        return f"{averages_only[0]} records only an average"
+    reasons = [_no_ci(a), _no_ci(b)]
+    if reasons[0] and reasons[1]:
+        return reasons[0] if reasons[0] == reasons[1] else f"A: {reasons[0]}, B: {reasons[1]}"
+    return f"{'A' if reasons[0] else 'B'}: {reasons[0] or reasons[1]}"
+
+
+def _no_ci(m: Any) -> Optional[str]:
+    """Why a point has no CI of its median (None when it has one)."""
+    if stats.median_ci(m) is not None:
+        return None
+    n = getattr(m, "n", None)
+    if isinstance(n, int) and 2 <= n < stats.MIN_SAMPLES:
+        return f"{n} samples, too few for a CI"
+    return "no spread recorded"
 
 
 @dataclass
+class Side:
+    """One side's figure for a point: from one run, or the geometric mean over replicate runs."""
+
+    center: float
+    logs: List[float]  # ln of each run's figure
+    within: float  # variance of ln(center) from the runs' own CIs (mean se^2 / k)
+    ci: Optional[Tuple[float, float]] = None  # a single run's own CI of its median
+
+    @property
+    def k(self) -> int:
+        return len(self.logs)
+
+
+def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[float], Optional[Side]]:
+    """(the figure shown, the Side to test or None when some run has no CI)."""
+    values = [stats.center(m).value if statistic == "median" else _headline(m) for m in reps]
+    if any(v is None for v in values):
+        return None, None
+    if len(values) == 1 or any(v <= 0 for v in values):
+        shown = values[0] if len(values) == 1 else sum(values) / len(values)
+    else:
+        shown = math.exp(sum(math.log(v) for v in values) / len(values))
+    cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None]
+    if any(ci is None for ci in cis) or shown <= 0 or any(v <= 0 for v in values):
+        return shown, None
+    within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
+    own = (cis[0].low, cis[0].high) if len(cis) == 1 else None
+    return shown, Side(shown, [math.log(v) for v in values], within, own)
+
+
+def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
+                  level: float = 0.95) -> Tuple[PointComparison, Optional[Tuple[Side, Side]]]:
+    """One matched point before correction: figures, what can be tested, or why not."""
+    a, b = a_reps[0], b_reps[0]
+    centers = [stats.center(m) for m in list(a_reps) + list(b_reps)]
+    statistic = "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
+    va, sa = _side(a_reps, statistic, level)
+    vb, sb = _side(b_reps, statistic, level)
+    pc = PointComparison(size, va, vb, statistic, metric)
+    if va is None or vb is None:
+        pc.reason = "no value"
+        return pc, None
+    pc.ratio = vb / va if va else None
+    pc.improvement = improvement(va, vb, metric)
+    if sa and sb:
+        return pc, (sa, sb)
+    pc.reason = _why_not_judged(a, b, stats.center(a), stats.center(b))
+    return pc, None
+
+
+def _decide(pc: PointComparison, options: Options) -> None:
+    """Verdict from significance and the practical threshold (after correction)."""
+    if pc.significant is None:
+        pc.verdict = "not judged"
+        return
+    if not pc.significant:
+        pc.verdict = "no significant difference"
+        return
+    if pc.improvement is None or abs(pc.improvement) < options.min_effect:
+        pc.verdict = "below threshold"
+        return
+    pc.verdict = "better" if pc.improvement > 0 else "worse"
+
+
+def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
+    """On a curve (3 or more sizes), a difference is called only when a neighbouring size differs
+    the same way, beyond the threshold and significant on its own (before correction): a fabric
+    changes a range of sizes, while a stall of the host during one point changes that point
+    alone. Unconfirmed: "isolated" (shown, not counted)."""
+    pts = [p for p in s.points if p.size is not None]
+    if len(pts) < 3:
+        return
+
+    def agrees(q: PointComparison, sign: int) -> bool:
+        return (q.p is not None and q.p < options.alpha and q.improvement is not None
+                and sign * q.improvement >= options.min_effect)
+
+    isolated = []
+    for i, p in enumerate(pts):
+        neighbours = [pts[j] for j in (i - 1, i + 1) if 0 <= j < len(pts)]
+        if p.flagged and not any(agrees(q, 1 if p.improvement > 0 else -1) for q in neighbours):
+            isolated.append(p)
+    for p in isolated:
+        p.verdict = "isolated"
+        p.reason = "no neighbouring size differs the same way: re-measure to confirm"
+
+
+# -- two runs ---------------------------------------------------------------------------
+
+@dataclass
 class Comparison:
-    a: Any  # Run
+    a: Any  # Run (the first of A's replicate runs)
     b: Any  # Run
     comparability: Any  # analysis.comparability.Comparability
     series: List[SeriesComparison]
-    only_a: List[str]
-    only_b: List[str]
+    mismatches: List[Mismatch]
+    options: Options = field(default_factory=Options)
+    tested: int = 0  # points in the multiple-comparison family
+    a_runs: List[Any] = field(default_factory=list)  # every Run of side A (replicates), a first
+    b_runs: List[Any] = field(default_factory=list)
+
+    @property
+    def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
+        return [(s, p) for s in self.series for p in s.points]
+
+    def flagged(self, verdict: str) -> List[Tuple[SeriesComparison, PointComparison]]:
+        return [(s, p) for s, p in self.points if p.verdict == verdict]
+
+    def point_of(self, m: Any) -> Optional[Tuple[SeriesComparison, PointComparison]]:
+        """The comparison a measurement of A or B took part in (None when it found no partner)."""
+        for s, p in self.points:
+            if p.ma is m or p.mb is m:
+                return s, p
+        return None
+
+    @property
+    def mismatch_text(self) -> str:
+        return mismatch_paragraph(self.mismatches)
+
+    def summary(self, a_name: str = "A", b_name: str = "B") -> str:
+        total = len(self.points)
+        if not total:
+            return "No common points to compare."
+        worse, better = len(self.flagged("worse")), len(self.flagged("better"))
+        judged = sum(1 for _s, p in self.points if p.significant is not None)
+        unjudged = total - judged
+        tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
+        isolated = len(self.flagged("isolated"))
+        if not worse and not better:
+            text = f"Overall: no significant difference between {a_name} and {b_name}"
+            quiet = judged - isolated
+            text += f" at {quiet} point{'s' if quiet != 1 else ''}" if quiet else ""
+        else:
+            text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
+            rest = judged - worse - better - isolated
+            if rest:
+                text += f"; no significant difference at {rest}"
+        if isolated:
+            text += f"; {isolated} isolated (one size only, re-measure)"
+        if unjudged:
+            text += f"; {unjudged} not judged"
+        return text + tail + "."
 
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
@@ -266,20 +426,123 @@ class Comparison:
         return {
             "a": run_info(self.a),
             "b": run_info(self.b),
+            "a_runs": [r.id for r in self.a_runs or [self.a]],
+            "b_runs": [r.id for r in self.b_runs or [self.b]],
+            "options": asdict(self.options),
             "comparability": self.comparability.to_dict(),
+            "summary": self.summary(),
+            "tested": self.tested,
             "series": [s.to_dict() for s in self.series],
-            "only_a": self.only_a,
-            "only_b": self.only_b,
+            "mismatches": [m.to_dict() for m in self.mismatches],
+            "not_compared": self.mismatch_text,
         }
 
 
-def compare_runs(store: Any, ref_a: Any, ref_b: Any, benchmark: Optional[str] = None) -> Comparison:
-    """Compare two stored runs (ids, uuids or 'last'); raises StoreError for an unknown run."""
+def _variant_shown(strict: Sequence[Tuple[str, Any]]) -> Dict[str, Any]:
+    """The key parameters worth naming in a title (cache only when cold, window only when not 64)."""
+    out = {}
+    for k, v in strict:
+        if (k == "cache" and v == "warm") or (k == "window" and v == 64):
+            continue
+        out[k] = v
+    return out
+
+
+@dataclass
+class Compared:
+    series: List[SeriesComparison]
+    tested: int  # points in the multiple-comparison family
+    points: List[PointComparison]  # one per input pair, in input order
+
+
+def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compared:
+    """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size)."""
+    groups: Dict[Tuple, SeriesComparison] = {}
+    testable: Dict[int, List[Tuple[PointComparison, Side, Side]]] = {}
+    per_pair: Dict[int, PointComparison] = {}
+    for pair in sorted(pairs, key=lambda p: (p.key.size is None, p.key.size or 0)):
+        k = pair.key
+        s = groups.get(k.series_key)
+        if s is None:
+            s = groups[k.series_key] = SeriesComparison(k.definition, k.metric, pair.a.unit, _variant_shown(k.strict),
+                                                        pair.a.benchmark, pair.b.benchmark)
+        pc, sides = measure_point(pair.a_reps, pair.b_reps, k.metric, k.size, options.level)
+        pc.ma, pc.mb = pair.a, pair.b
+        s.points.append(pc)
+        per_pair[id(pair)] = pc
+        if sides:
+            testable.setdefault(id(s), []).append((pc, *sides))
+    tested: List[PointComparison] = []
+    z = float(stats.norm_quantile(0.5 + options.level / 2))
+    for s in groups.values():
+        items = testable.get(id(s), [])
+        sigma2, s.noise_from = _run_to_run(items)
+        s.run_noise = math.sqrt(2 * sigma2)
+        for pc, sa, sb in items:
+            d = math.log(sb.center / sa.center)
+            se = math.sqrt(sa.within + sb.within + sigma2 * (1 / sa.k + 1 / sb.k))
+            test = stats.log_ratio_test(d, se)
+            pc.p, pc.log_se = test.p, test.log_se
+            pc.ratio_ci = test.interval(options.level)
+            pc.a_ci = _side_ci(sa, sigma2, z)
+            pc.b_ci = _side_ci(sb, sigma2, z)
+            tested.append(pc)
+    adjust = stats.CORRECTIONS.get(options.correction)
+    if adjust is None:
+        raise ValueError(f"unknown correction '{options.correction}'; use one of {', '.join(stats.CORRECTIONS)}")
+    for pc, padj in zip(tested, adjust([pc.p for pc in tested])):
+        pc.p_adjusted = padj
+        pc.significant = padj < options.alpha
+        pc.reason = f"p={padj:.2g} after correction"
+    for s in groups.values():
+        for pc in s.points:
+            _decide(pc, options)
+        _confirm_by_neighbours(s, options)
+    return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
+
+
+def _side_ci(side: Side, sigma2: float, z: float) -> Tuple[float, float]:
+    """The CI of a side's figure: one run's own CI, or for replicates their CIs and the run-to-run noise."""
+    if side.ci is not None:
+        return side.ci
+    m = sum(side.logs) / side.k
+    half = z * math.sqrt(side.within + (sigma2 / side.k if side.k > 1 else 0.0))
+    return math.exp(m - half), math.exp(m + half)
+
+
+def _run_to_run(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Tuple[float, str]:
+    """Variance of ln(one run's figure) between runs, and where it came from: replicate runs of either
+    side when there are any (stats.between_run_variance), else the jitter along the curve."""
+    groups = [side.logs for _pc, sa, sb in items for side in (sa, sb) if side.k > 1]
+    if groups:
+        return stats.between_run_variance(groups), "replicates"
+    logs = [math.log(sb.center / sa.center) for _pc, sa, sb in items]
+    return stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2, "curve"
+
+
+def _relevant(comparability: Any, series: Sequence[SeriesComparison]) -> Any:
+    """Drop the total rank count from the confounders when only single-pair tests were compared."""
+    if series and all(family(s.definition) == "single-pair" for s in series):
+        comparability.differences = [d for d in comparability.differences if d.key != "ranks"]
+    return comparability
+
+
+def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[str] = None) -> Comparison:
+    """Compare B against A; each a run (``RunData``) or a list of replicate runs. See the module doc."""
     from fabricbench.analysis.comparability import check_comparability
 
-    run_a, run_b = store.get_run(ref_a), store.get_run(ref_b)
-    meas_a = store.measurements(run_a.id, benchmark=benchmark)
-    meas_b = store.measurements(run_b.id, benchmark=benchmark)
-    comp = check_comparability(run_a, store.hosts(run_a.id), run_b, store.hosts(run_b.id))
-    series, only_a, only_b = compare_measurements(meas_a, meas_b)
-    return Comparison(run_a, run_b, comp, series, only_a, only_b)
+    side_a = list(a) if isinstance(a, (list, tuple)) else [a]
+    side_b = list(b) if isinstance(b, (list, tuple)) else [b]
+    matching = match(side_a, side_b, benchmark)
+    done = compare_pairs(matching.pairs, options)
+    first_a, first_b = side_a[0], side_b[0]
+    comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
+    return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
+                      [r.run for r in side_a], [r.run for r in side_b])
+
+
+def describe_point(s: SeriesComparison, p: PointComparison) -> str:
+    """'bw 4M: B is 52% worse (B/A 0.48)' - how check names a point."""
+    where = f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
+    ratio = f" (B/A {_ratio(p.ratio)})" if p.ratio is not None else ""
+    return f"{where}: {p.text()}{ratio}"

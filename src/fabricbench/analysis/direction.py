@@ -56,3 +56,25 @@ def describe(improvement_fraction: Optional[float], subject: str = "B", digits: 
         return f"{subject} is the same"
     word = "better" if improvement_fraction > 0 else "worse"
     return f"{subject} is {pct:.{digits}f}% {word}"
+
+
+def change_words(ratio: Optional[float], metric: str) -> str:
+    """B/A in words: '17% worse', '2.1% better', 'the same'; large factors as '3.2x worse'."""
+    if ratio is None or ratio <= 0:
+        return "n/a"
+    factor = ratio if lower_is_better(metric) else 1.0 / ratio  # > 1: B worse
+    if factor >= 2:
+        return f"{_factor(factor)}x worse"
+    if factor <= 0.5:
+        return f"{_factor(1 / factor)}x better"
+    return describe(improvement(1.0, ratio, metric), "").strip().removeprefix("is ")
+
+
+def describe_ratio(ratio: Optional[float], metric: str, subject: str = "B") -> str:
+    """Like describe() for a ratio B/A, but large factors as 'B is 3.2x worse' rather than '220% worse'."""
+    words = change_words(ratio, metric)
+    return words if words == "n/a" else f"{subject} is {words}"
+
+
+def _factor(x: float) -> str:
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"

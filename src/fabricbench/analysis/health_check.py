@@ -42,7 +42,7 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
     from fabricbench.analysis.peaks import fabric_for_run
 
     fabric = fabric_for_run(run, hosts)
-    if fabric is None:
+    if fabric is None or fabric.data_rate_MBps <= 0:  # unknown, or shared memory: no link rate
         return None
     floor = fabric.data_rate_MBps * percent / 100.0
     return floor, f"{percent:g}% of {fabric.name}'s {fabric.data_rate_MBps:,.0f} MB/s"

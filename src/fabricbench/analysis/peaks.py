@@ -5,8 +5,16 @@
 - ``detect_fabric(host_facts)`` reads the InfiniBand port rate strings recorded from
   ``/sys/class/infiniband/*/ports/*/rate`` (e.g. ``"100 Gb/sec (4X EDR)"``) or, without an
   active InfiniBand port, the fastest physical NIC's ``speed_mbps``.
-- ``fabric_for_run(run, hosts)``: the tag ``fabric=...`` wins, then provenance ``fabric``, then
-  detection on the hosts.
+- ``resolve_fabric(name)``: like get_fabric, but an unknown name raises ``UnknownFabric``
+  listing the closest catalog names; ``lab``/``lab-1g``/``lab-500m`` name a shaped lab link.
+- ``choose_fabric(run, hosts)`` / ``fabric_for_run``: the tag ``fabric=...`` wins, then
+  provenance ``fabric``, then the shaped rate a lab run recorded (provenance ``lab``), then
+  "shared memory" when every rank sat on one host, then detection on the hosts.
+- ``run_ceiling(run, hosts)``: the bandwidth ceiling per direction, or why there is none
+  ("shared memory: no link ceiling", an unknown tag, nothing known).
+- ``link_multiple(benchmark, metric, params, run)``: how many link directions an aggregate
+  figure can fill (bi-bandwidth 2, mbw_mr the pairs' distinct sending hosts);
+  ``point_peak`` multiplies it out, ``over_peak_note`` explains a figure above 100%.
 - ``percent_of_peak(value_MBps, fabric)`` and ``peak_for(benchmark, fabric)`` (bi-bandwidth
   counts both directions).
 - ``pcie_link(host_facts)`` / ``ceiling(fabric, host_facts)``: the NIC's PCIe link as a data
@@ -16,12 +24,15 @@ Rates are per direction; MB/s is decimal (1e6 B/s), like OSU and HPCC.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from fabricbench.errors import FabricbenchError
 
 try:  # Python 3.11+
     import tomllib as _toml
@@ -86,6 +97,12 @@ class CatalogError(ValueError):
     pass
 
 
+class UnknownFabric(FabricbenchError):
+    """A fabric name (a fabric= tag) that is not in the catalog."""
+
+    exit_code = 2
+
+
 def _fabric_from_table(key: str, t: Dict[str, Any]) -> Fabric:
     try:
         return Fabric(
@@ -144,6 +161,65 @@ def get_fabric(name: Optional[str]) -> Optional[Fabric]:
         if base is not None and base.family in ("infiniband", "omnipath", "pcie"):
             return base.with_lanes(int(m.group("lanes")))
     return None
+
+
+def names() -> List[str]:
+    """Every key and alias of the catalog."""
+    out: List[str] = []
+    for fab in load_catalog().values():
+        out += [fab.key, *fab.aliases]
+    return out
+
+
+_LAB_TAG = re.compile(r"^lab(?:[-_ ]?(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt])(?:bit|b)?)?$", re.IGNORECASE)
+_LAB_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def lab_fabric(rate_bps: float, how: str = "") -> Fabric:
+    """A lab link shaped (tc tbf) to rate_bps bits/s, as a catalog-like entry."""
+    gbps = rate_bps / 1e9
+    label = f"{gbps:g} Gb/s" if rate_bps >= 1e9 else f"{rate_bps / 1e6:g} Mb/s"
+    return Fabric(key=f"lab-{_rate_key(rate_bps)}", name=f"lab link shaped to {label}", family="lab", lanes=1,
+                  signalling_gbps=gbps, encoding="none (token bucket on a veth)", efficiency=Fraction(1),
+                  data_rate_gbps=gbps, data_rate_MBps=rate_bps / 8e6,
+                  source=how or "the tc rate the lab's links were shaped to")
+
+
+def _rate_key(bps: float) -> str:
+    for unit, scale in (("g", 1e9), ("m", 1e6), ("k", 1e3)):
+        if bps >= scale and (bps / scale).is_integer():
+            return f"{int(bps / scale)}{unit}"
+    return f"{bps:g}bit"
+
+
+def resolve_fabric(name: str) -> Optional[Fabric]:
+    """A fabric by key, alias or lab rate ('lab-1g'); bare 'lab' gives None (the run says its rate).
+
+    Raises UnknownFabric, naming the closest catalog names, for anything else.
+    """
+    wanted = str(name).strip()
+    lab = _LAB_TAG.match(wanted)
+    if lab:
+        if not lab.group("num"):
+            return None
+        return lab_fabric(float(lab.group("num")) * _LAB_UNITS[lab.group("unit").lower()], "the rate in the fabric tag")
+    fab = get_fabric(wanted)
+    if fab is not None:
+        return fab
+    close = difflib.get_close_matches(wanted.lower(), [n.lower() for n in names()] + ["lab-1g"], n=4, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownFabric(f"unknown fabric '{wanted}'{hint} (see 'fabricbench fabrics'; lab links: lab-1g, lab-500m, ...)")
+
+
+def check_fabric_tags(tags: Dict[str, str]) -> None:
+    """Raise UnknownFabric when a fabric= tag names nothing the catalog knows."""
+    if tags.get("fabric") is not None:
+        resolve_fabric(tags["fabric"])
+
+
+def has_link(fabric: Optional[Fabric]) -> bool:
+    """False for 'shared memory' (and unknown): no link data rate to compare against."""
+    return fabric is not None and fabric.data_rate_MBps > 0
 
 
 # -- detection ----------------------------------------------------------------------
@@ -251,22 +327,73 @@ def _facts_of(host: Any) -> Dict[str, Any]:
 
 @dataclass
 class FabricChoice:
-    """Which fabric a run used and how fabricbench knows: 'tag', 'provenance' or 'detected'."""
+    """Which fabric a run used and how fabricbench knows: 'tag', 'provenance', 'lab', 'one host' or 'detected'."""
 
     fabric: Fabric
     how: str
 
 
+def lab_shape_fabric(provenance: Any) -> Optional[Fabric]:
+    """The link a lab run crossed, from the shape it recorded (provenance "lab"): the slowest
+    link among the nodes it used, and the uplink when they hang on both switches."""
+    lab = provenance.get("lab") if isinstance(provenance, dict) else None
+    if not isinstance(lab, dict):
+        return None
+    nodes = [n for n in (lab.get("nodes") or {}).values() if isinstance(n, dict)] if isinstance(lab.get("nodes"), dict) else []
+    rates = [n["rate_bps"] for n in nodes if _positive(n.get("rate_bps"))]
+    if not rates and _positive(lab.get("link_bps")):
+        rates = [lab["link_bps"]]
+    if len({n.get("switch") for n in nodes}) > 1 and _positive(lab.get("uplink_bps")):
+        rates.append(lab["uplink_bps"])
+    if not rates:
+        return None
+    return lab_fabric(float(min(rates)), f"lab '{lab.get('name', '?')}': links shaped with tc tbf (recorded with the run)")
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _node_count(run: Any, hosts: Sequence[Any]) -> Optional[int]:
+    prov = getattr(run, "provenance", None) or {}
+    nodes = prov.get("nodes") if isinstance(prov, dict) else None
+    if isinstance(nodes, int) and nodes > 0:
+        return nodes
+    names = prov.get("hosts") if isinstance(prov, dict) else None
+    if isinstance(names, list) and names:
+        return len(set(map(str, names)))
+    if hosts:
+        return len({getattr(h, "hostname", id(h)) for h in hosts})
+    return None
+
+
+def _tag_fabric(run: Any) -> Tuple[Optional[Fabric], Optional[str]]:
+    """(fabric named by the run's tag, problem text when the tag names nothing known)."""
+    tag = (getattr(run, "tags", None) or {}).get("fabric")
+    if not tag:
+        return None, None
+    try:
+        return resolve_fabric(tag), None
+    except UnknownFabric as exc:
+        return None, str(exc)
+
+
 def choose_fabric(run: Any, hosts: Sequence[Any] = ()) -> Optional[FabricChoice]:
     """fabric_for_run with the reason; see there."""
-    tags = getattr(run, "tags", None) or {}
-    fab = get_fabric(tags.get("fabric"))
-    if fab is not None:
-        return FabricChoice(fab, "tag")
     prov = getattr(run, "provenance", None) or {}
+    tagged, _problem = _tag_fabric(run)
+    lab = lab_shape_fabric(prov)
+    if tagged is not None and not (tagged.family == "lab" and lab is not None):
+        return FabricChoice(tagged, "tag")
     fab = get_fabric(prov.get("fabric")) if isinstance(prov.get("fabric"), str) else None
     if fab is not None:
         return FabricChoice(fab, "provenance")
+    if lab is not None:
+        return FabricChoice(lab, "lab")
+    if tagged is not None:  # a lab-RATE tag on a run that did not record its lab
+        return FabricChoice(tagged, "tag")
+    if _node_count(run, ()) == 1:  # the run says so; a single recorded host's facts alone do not
+        return FabricChoice(get_fabric("shm"), "one host")
     found = [f for f in (detect_fabric(_facts_of(h)) for h in hosts) if f is not None]
     if found:
         # The slowest host's link is the one that bounds the run.
@@ -275,9 +402,99 @@ def choose_fabric(run: Any, hosts: Sequence[Any] = ()) -> Optional[FabricChoice]
 
 
 def fabric_for_run(run: Any, hosts: Sequence[Any] = ()) -> Optional[Fabric]:
-    """The run's fabric: tag ``fabric=KEY`` wins, then provenance ``fabric``, then detection on its hosts."""
+    """The run's fabric: tag ``fabric=KEY`` wins, then provenance ``fabric``, then a lab's recorded
+    link rate, then shared memory for one host, then detection on its hosts."""
     choice = choose_fabric(run, hosts)
     return choice.fabric if choice else None
+
+
+@dataclass(frozen=True)
+class RunPeak:
+    """A run's bandwidth ceiling per direction, or why it has none."""
+
+    ceiling: Optional["Ceiling"]
+    why_none: str = ""
+
+
+SHARED_MEMORY = "shared memory: no link ceiling"
+
+
+def run_ceiling(run: Any, hosts: Sequence[Any] = ()) -> RunPeak:
+    """The ceiling bandwidth is compared against (fabric or PCIe), or the reason there is none."""
+    _tagged, problem = _tag_fabric(run)
+    if problem:
+        return RunPeak(None, f"{problem}: no peak shown")
+    choice = choose_fabric(run, hosts)
+    if choice is not None and not has_link(choice.fabric):
+        return RunPeak(None, SHARED_MEMORY)
+    facts = [_facts_of(h) for h in hosts]
+    if choice is not None and choice.fabric.family == "lab":
+        return RunPeak(Ceiling(choice.fabric.data_rate_MBps, "fabric", choice.fabric, None))
+    c = ceiling(choice.fabric if choice else None, facts)
+    if c is None:
+        return RunPeak(None, "no fabric known: tag the run with --tag fabric=KEY (see 'fabricbench fabrics')")
+    return RunPeak(c)
+
+
+# -- aggregate figures ---------------------------------------------------------------
+
+def _pairs_of(params: Dict[str, Any], ranks: Optional[int]) -> Optional[int]:
+    pairs = params.get("pairs")
+    if isinstance(pairs, int) and pairs > 0:
+        return pairs
+    return ranks // 2 if isinstance(ranks, int) and ranks >= 2 else None
+
+
+def link_multiple(benchmark: str, metric: str, params: Dict[str, Any], run: Any = None) -> Tuple[Optional[float], str]:
+    """How many link directions a figure can fill, and a note on how that was worked out.
+
+    Bi-bandwidth: 2 (both directions). mbw_mr: pairs (i, i + np/2) send at once, so the
+    aggregate is bounded by the number of distinct hosts sending across (and receiving);
+    pairs inside one host bypass the link, and then no multiple bounds the aggregate (None).
+    Everything else: 1.
+    """
+    if benchmark == "bibw" or metric == "bibandwidth":
+        return 2.0, "both directions at once: 2 x the link"
+    if benchmark != "mbw_mr":
+        return 1.0, ""
+    prov = getattr(run, "provenance", None) or {}
+    ranks = params.get("ranks") if isinstance(params.get("ranks"), int) else getattr(run, "ranks", None)
+    pairs = _pairs_of(params, ranks)
+    placement = prov.get("rank_hosts") if isinstance(prov, dict) else None
+    if pairs and isinstance(ranks, int) and isinstance(placement, list) and len(placement) >= ranks:
+        half = ranks // 2
+        senders = [placement[i] for i in range(pairs)]
+        receivers = [placement[i + half] for i in range(pairs)]
+        inside = sum(1 for s, r in zip(senders, receivers) if s == r)
+        if inside:
+            return None, f"{inside} of {pairs} pairs ran inside one host: that traffic never crossed a link"
+        n = min(len(set(senders)), len(set(receivers)))
+        return float(n), f"{pairs} pairs sending from {len(set(senders))} host(s): {n} x the link"
+    nodes = _node_count(run, ()) if run is not None else None
+    if pairs and nodes and nodes > 1:
+        n = max(1, min(pairs, nodes // 2))
+        return float(n), f"{pairs} pairs over {nodes} hosts (rank placement not recorded): at most {n} x the link"
+    return 1.0, "rank placement not recorded: 1 x the link"
+
+
+def point_peak(ceiling_: Optional["Ceiling"], benchmark: str, metric: str, params: Dict[str, Any],
+               run: Any = None) -> Tuple[Optional[float], str]:
+    """(peak in MB/s for this figure, how the multiple was chosen); None when no ceiling bounds it."""
+    if ceiling_ is None:
+        return None, ""
+    multiple, note = link_multiple(benchmark, metric, params, run)
+    if multiple is None:
+        return None, note
+    return ceiling_.limit_MBps * multiple, note
+
+
+def over_peak_note(fabric: Optional[Fabric], percent: float) -> str:
+    """Why a figure can exceed 100% of its peak: said next to any such figure."""
+    if fabric is not None and fabric.family == "lab":
+        return (f"{percent:.1f}% of the shaped rate: the token bucket passes a burst at full speed before it "
+                "shapes, so short measurements can exceed the rate")
+    return (f"{percent:.1f}% of the peak: more than the link can carry, so part of the traffic did not cross it "
+            "(ranks sharing a host) or the fabric named for this run is not the one it used (check --tag fabric=)")
 
 
 # -- % of peak ---------------------------------------------------------------------

@@ -30,7 +30,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from fabricbench.analysis.compare import t_critical_975, welch
+from fabricbench.analysis.stats import t_critical_975, welch
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.models.scaling import MIN_SCALES, ModelError, ScalingModel, fit_scaling_model
 from fabricbench.report.format import exact

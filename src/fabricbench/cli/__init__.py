@@ -18,6 +18,10 @@ COMMAND_MODULES = (
     "hpcc",
     "fabric",
     "transfer",
+    "compare",
+    "baseline",
+    "history",
+    "lint",
 )
 
 for _name in COMMAND_MODULES:

@@ -166,7 +166,7 @@ pass_state = click.make_pass_decorator(State)
 
 
 def parse_tags(values: Tuple[str, ...]) -> Dict[str, str]:
-    """key=value pairs from repeated --tag options."""
+    """key=value pairs from repeated --tag options; a fabric= value must be one the peak catalog knows."""
     tags: Dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -174,6 +174,9 @@ def parse_tags(values: Tuple[str, ...]) -> Dict[str, str]:
         if not sep or not key or not key.replace("_", "").replace("-", "").replace(".", "").isalnum():
             raise UsageError(f"bad tag '{item}': tags are key=value, e.g. --tag fabric=edr --tag site=lab")
         tags[key] = value.strip()
+    from fabricbench.analysis.peaks import check_fabric_tags
+
+    check_fabric_tags(tags)
     return tags
 
 

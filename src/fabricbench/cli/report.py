@@ -1,4 +1,4 @@
-"""`fabricbench report`, `fabricbench compare` and `fabricbench fabrics`: printing only; the work is in analysis/ and report/."""
+"""`fabricbench report` and `fabricbench fabrics`: printing only; the work is in analysis/ and report/."""
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -52,73 +52,6 @@ def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, p
                   highlight=False, markup=False)
 
 
-_num = fmt.number
-
-
-@main.command()
-@click.argument("run_a", metavar="A")
-@click.argument("run_b", metavar="B")
-@click.option("--benchmark", "-b", default=None, metavar="NAME", help="Only this benchmark.")
-@json_option
-@pass_state
-def compare(state, run_a: str, run_b: str, benchmark: Optional[str], as_json: bool) -> None:
-    """Compare run B against run A: comparability first, then A, B, B-A, B/A and '% better' per point."""
-    from fabricbench.analysis.compare import compare_runs
-    from fabricbench.analysis.direction import direction_word
-
-    result = compare_runs(state.read(run_a), run_a, run_b, benchmark=benchmark)
-    if benchmark and not result.series and not result.only_a and not result.only_b:
-        raise UsageError(f"neither run has benchmark '{benchmark}'")
-    if as_json:
-        print_json(result.to_dict())
-        return
-    a, b = result.a, result.b
-    console.print(Text.assemble(("A", "bold"), f" = run {a.id} ({a.name})   ", ("B", "bold"), f" = run {b.id} ({b.name})"))
-    comp = result.comparability
-    if comp.comparable:
-        msg = "Comparable: no recorded provenance differences."
-        if comp.not_recorded:
-            msg += " Not recorded for either run: " + ", ".join(comp.not_recorded) + "."
-        console.print(Text(msg, style="green"))
-    else:
-        t = Table(title=f"Comparability: {len(comp.differences)} difference(s) that could confound this comparison",
-                  title_justify="left", show_lines=False)
-        t.add_column("Fact")
-        t.add_column("A")
-        t.add_column("B")
-        t.add_column("Why it matters", style="dim")
-        for d in comp.differences:
-            t.add_row(Text(d.label), Text(d.a or "-"), Text(d.b or "-"), Text(d.why))
-        console.print(t)
-        if comp.not_recorded:
-            console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
-    if not result.series:
-        console.print("No common points to compare.")
-    for s in result.series:
-        variant = f" ({s.variant_text})" if s.variant_text else ""
-        t = Table(title=f"{s.benchmark} {s.metric}{variant}: {direction_word(s.metric)}", title_justify="left")
-        has_size = any(p.size is not None for p in s.points)
-        if has_size:
-            t.add_column("Size (bytes)", justify="right")
-        t.add_column(f"A ({s.unit})", justify="right")
-        t.add_column(f"B ({s.unit})", justify="right")
-        t.add_column(f"B - A ({s.unit})", justify="right")
-        t.add_column("B / A", justify="right")
-        t.add_column("Verdict")
-        for p in s.points:
-            style = "dim" if p.significant is False else ("green" if (p.improvement or 0) > 0 else "red" if (p.improvement or 0) < 0 else "")
-            row = [f"{p.size:,}" if isinstance(p.size, int) else ""] if has_size else []
-            diff = "-" if p.diff is None else f"{p.diff:+.4g}"
-            row += [_num(p.a), _num(p.b), diff, "-" if p.ratio is None else f"{p.ratio:.3f}", p.verdict]
-            t.add_row(*[Text(c) for c in row[:-1]], Text(row[-1], style=style))
-        console.print(t)
-        console.print(Text(s.summary(), style="bold"))
-    for name in result.only_a:
-        console.print(Text(f"only in A: {name}", style="dim"))
-    for name in result.only_b:
-        console.print(Text(f"only in B: {name}", style="dim"))
-
-
 @main.command()
 @json_option
 def fabrics(as_json: bool) -> None:
@@ -140,8 +73,11 @@ def fabrics(as_json: bool) -> None:
     sources.add_column("Source")
     for f in cat.values():
         sw = "-" if not f.switch_latency_ns else "-".join(fmt.exact(x) for x in dict.fromkeys(f.switch_latency_ns))
+        sources.add_row(Text(f.key), Text(f.source))
+        if f.data_rate_MBps <= 0:  # shared memory: no link
+            t.add_row(Text(f.key), Text(f.name), "-", "-", Text(f.encoding), "-", "no link ceiling", sw)
+            continue
         t.add_row(Text(f.key), Text(f.name), str(f.lanes), fmt.exact(f.signalling_gbps), Text(f.encoding),
                   fmt.number(f.data_rate_gbps), fmt.number(f.data_rate_MBps), sw)
-        sources.add_row(Text(f.key), Text(f.source))
     console.print(t)
     console.print(sources)

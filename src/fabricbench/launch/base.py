@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Type
+from typing import Any, Dict, List, Optional, Sequence, Type
 
 from fabricbench.errors import FabricbenchError
 
@@ -41,6 +41,10 @@ class Launcher:
     def node_count(self) -> int:
         """How many distinct hosts the ranks span (1 for a local run)."""
         return max(1, len(set(self.layout.hosts)))
+
+    def provenance(self) -> Dict[str, Any]:
+        """Facts about the launch a run records with its provenance (e.g. a lab's link rates)."""
+        return {}
 
 
 _REGISTRY: Dict[str, Type[Launcher]] = {}

@@ -10,7 +10,7 @@ default binding would stack the ranks of all "nodes" on the same core.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence
 
 from fabricbench.lab import current_lab, lab_name, run_dir
 from fabricbench.lab.agent import agent_executable, node_argv
@@ -128,3 +128,19 @@ class LabLauncher(Launcher):
 
     def node_count(self) -> int:
         return len(dict.fromkeys(self.layout.hosts))
+
+    def provenance(self) -> Dict[str, Any]:
+        """The lab's shape and the shaped rate of every node used: what the run's peak is."""
+        used = [self.lab.node(h) for h in dict.fromkeys(self.layout.hosts)]
+        shape = self.lab.shape
+        uplink = self.lab.spec.uplink_bps()
+        return {"lab": {
+            "name": self.lab.name,
+            "link": shape.get("link"),
+            "link_bps": self.lab.spec.link_bps(),
+            "uplink": shape.get("uplink"),
+            "uplink_bps": uplink,
+            "mtu": self.lab.spec.mtu,
+            "shaper": "tc tbf",
+            "nodes": {n.name: {"rate": n.rate, "rate_bps": n.rate_bps, "switch": n.switch} for n in used},
+        }}

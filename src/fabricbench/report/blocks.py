@@ -6,14 +6,13 @@
 - ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure``: one curve per series with
   bands and peak lines; a ratio panel under it when runs are compared; bars for one-point series
 - ``series_tables(ctx, series, unit, extras=...)`` -> ``[Table]`` (rows: sizes; columns: series)
-- ``baseline_notes(ctx, series)`` -> sentences "B adds 0.13 us on average vs A ..." from ``analysis.compare``
+- ``baseline_notes(ctx, series)`` -> each run's comparison with the baseline, one sentence per series (``analysis.compare``)
 """
 from __future__ import annotations
 
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.analysis.compare import compare_series
 from fabricbench.analysis.series import Series, headline, variant_label
 from fabricbench.report import format as fmt
 from fabricbench.report.model import Column, Figure, Table
@@ -150,12 +149,22 @@ def _ratio_curves(ctx: Any, series: Sequence[Series], styles: Dict[int, str]) ->
         for s in group:
             if s is ref:
                 continue
-            c = compare_series(ref, s)
-            pts = [(size_x(p.size), p.ratio) for p in c.points if p.ratio is not None]
+            pts = _ratios(ref, s)
             if pts:
                 ratios.append(Curve("", [x for x, _ in pts], [r for _, r in pts], color=run_color(_run_index(s)),
                                     style=styles.get(id(s), "-")))
     return ratios, reference
+
+
+def _ratios(ref: Series, s: Series) -> List[Tuple[float, float]]:
+    """(x, s / ref) at the sizes both series measured, for the ratio panel."""
+    base = ref.by_size()
+    out = []
+    for size, m in s.by_size().items():
+        a, b = headline(base[size]) if size in base else None, headline(m)
+        if a and b is not None:
+            out.append((size_x(size), b / a))
+    return out
 
 
 def _ratio_label(metric: str, reference: Any) -> Tuple[str, str]:
@@ -280,25 +289,19 @@ def series_tables(
 
 
 def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[str]:
-    """Each non-baseline series against the baseline run's matching series (same benchmark, metric, variant)."""
+    """What analysis.compare says of each non-baseline run against the baseline, for these series' benchmarks."""
     base = ctx.baseline
     if base is None or len(ctx.runs) < 2:
         return []
-    base_series = {s.key: s for s in series if s.run is base}
+    wanted = {(s.benchmark, s.metric) for s in series}
     notes = []
-    for s in series:
-        if s.run is base:
-            continue
-        b = base_series.get(s.key)
-        if b is None:
-            continue
-        c = compare_series(b, s)
-        if c.points:
-            v = variant_label(s.variant)
-            prefix = f"{s.benchmark}" + (f" ({v})" if v else "") + ": "
-            notes.append(prefix + c.summary(base.name, s.run.name))
-        if len(notes) >= limit:
-            break
+    runs = {s.run.index: s.run for s in series if s.run is not base}
+    for run in runs.values():
+        for sc in ctx.comparison(run).series:
+            if (sc.benchmark_b, sc.metric) in wanted or (sc.definition, sc.metric) in wanted:
+                notes.append(f"{run.name}, {sc.title}: {sc.summary(base.name, run.name)}")
+            if len(notes) >= limit:
+                return notes
     return notes
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
-from fabricbench.analysis.peaks import Ceiling, FabricChoice, ceiling, choose_fabric
+from fabricbench.analysis.peaks import Ceiling, FabricChoice, RunPeak, choose_fabric, run_ceiling
 from fabricbench.analysis.series import Series, group_series
 
 
@@ -71,18 +71,15 @@ class LoadedRun:
         return None
 
     @property
-    def ceiling(self) -> Optional[Ceiling]:
-        """Bandwidth ceiling per direction (fabric or PCIe); None when traffic stayed inside one host."""
+    def peak(self) -> RunPeak:
+        """The bandwidth ceiling per direction (fabric or PCIe), or why there is none (analysis.peaks.run_ceiling)."""
         if self._ceiling is None:
-            self._ceiling = (self._find_ceiling(),)
+            self._ceiling = (run_ceiling(self.run, self.hosts),)
         return self._ceiling[0]
 
-    def _find_ceiling(self) -> Optional[Ceiling]:
-        if self.fabric is None:
-            return ceiling(None, self.host_facts) if self.node_count != 1 else None
-        if self.fabric.how != "tag" and self.node_count == 1:
-            return None
-        return ceiling(self.fabric.fabric, self.host_facts)
+    @property
+    def ceiling(self) -> Optional[Ceiling]:
+        return self.peak.ceiling
 
 
 def unique_names(runs: Sequence[Any]) -> List[str]:
@@ -146,3 +143,12 @@ class ReportContext:
 
     def metrics(self, benchmark: str) -> List[str]:
         return list(dict.fromkeys(s.metric for s in self.series(benchmark)))
+
+    def comparison(self, run: LoadedRun) -> Any:
+        """`run` against the baseline run (analysis.compare.compare), computed once per report."""
+        from fabricbench.analysis.compare import compare
+
+        cache = self.__dict__.setdefault("_comparisons", {})
+        if run.index not in cache:
+            cache[run.index] = compare(self.baseline, run)
+        return cache[run.index]

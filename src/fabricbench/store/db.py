@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
-from fabricbench.store.records import STAT_FIELDS, Host, Measurement, Run, RunData
+from fabricbench.store.records import STAT_FIELDS, Baseline, Host, Measurement, Run, RunData
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -311,7 +311,7 @@ class Store:
 
     def delete_run(self, run_id: int) -> None:
         with self._write() as conn:
-            for table in (schema.measurements, schema.hosts, schema.artifacts):
+            for table in (schema.measurements, schema.hosts, schema.artifacts, schema.baselines):
                 conn.execute(table.delete().where(table.c.run_id == run_id))
             conn.execute(schema.runs.delete().where(schema.runs.c.id == run_id))
 
@@ -459,6 +459,45 @@ class Store:
         with self._read() as conn:
             rows = conn.execute(sa.select(h).where(h.c.run_id == run_id).order_by(h.c.hostname)).fetchall()
         return [Host(hostname=r._mapping["hostname"], digest=r._mapping["digest"], facts=r._mapping["facts"]) for r in rows]
+
+    # -- baselines ---------------------------------------------------------------------
+
+    def set_baseline(self, name: str, refs: Union[int, str, Sequence[Union[int, str]]], note: Optional[str] = None) -> Baseline:
+        """Name run(s) `refs` as baseline `name` (replacing what the name stood for before)."""
+        name = str(name).strip()
+        if not name:
+            raise StoreError("a baseline needs a name")
+        refs = [refs] if isinstance(refs, (int, str)) else list(refs)
+        run_ids = list(dict.fromkeys(self.get_run(ref).id for ref in refs))
+        if not run_ids:
+            raise StoreError(f"baseline '{name}' needs at least one run")
+        b = schema.baselines
+        created = now()
+        with self._write() as conn:
+            conn.execute(b.delete().where(b.c.name == name))
+            conn.execute(b.insert(), [dict(name=name, run_id=rid, position=i, created=created, note=note)
+                                      for i, rid in enumerate(run_ids)])
+        return Baseline(name=name, run_ids=run_ids, created=created, note=note)
+
+    def baselines(self) -> List[Baseline]:
+        b = schema.baselines
+        with self._read() as conn:
+            rows = conn.execute(sa.select(b).order_by(b.c.name, b.c.position)).fetchall()
+        out: Dict[str, Baseline] = {}
+        for r in rows:
+            m = r._mapping
+            found = out.setdefault(m["name"], Baseline(m["name"], [], m["created"], m["note"]))
+            found.run_ids.append(m["run_id"])
+        return list(out.values())
+
+    def baseline(self, name: str) -> Baseline:
+        """A baseline by name; StoreError naming the known ones otherwise."""
+        found = {b.name: b for b in self.baselines()}
+        if name in found:
+            return found[name]
+        known = ", ".join(found) or "none yet"
+        raise StoreError(f"no baseline '{name}' in {self.where} (baselines: {known}; set one with "
+                         "'fabricbench baseline set NAME RUN')")
 
     def artifact(self, run_id: int, name: str) -> Any:
         a = schema.artifacts

@@ -1,7 +1,8 @@
 """Schema migrations: each step takes a database from version N to N+1 inside one transaction.
 
 Version 1 (fabricbench 0.0.x development builds) had runs and measurements only;
-version 2 added per-host provenance, artifacts, and the run kind.
+version 2 added per-host provenance, artifacts, and the run kind; version 3 named
+baselines (``baseline set NAME RUN``).
 """
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ def _v1_to_v2(conn: Connection) -> None:
     schema.artifacts.create(conn)
 
 
-STEPS: Dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: Connection) -> None:
+    schema.baselines.create(conn)
+
+
+STEPS: Dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(conn: Connection, current: int) -> int:

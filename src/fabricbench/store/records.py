@@ -100,6 +100,20 @@ def to_dataframe(records: List[Any]):
 
 
 @dataclass
+class Baseline:
+    """A name for the runs later runs are checked against (``baseline set NAME RUN [RUN...]``):
+    one run, or replicate runs of one configuration that show how much runs vary."""
+
+    name: str
+    run_ids: List[int]
+    created: str
+    note: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class RunData:
     """A run loaded for analysis: the run, its measurements and its hosts."""
 

@@ -2,6 +2,7 @@
 
 A run owns its measurements (long format: one row per benchmark point and metric), the
 provenance of each of its hosts, and named artifacts (an MPI profile, a study's raw data).
+A baseline is a name given to a run that later runs are checked against.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -90,3 +91,13 @@ artifacts = Table(
     Column("data", JSON, nullable=False),
 )
 Index("ix_artifacts_run", artifacts.c.run_id, artifacts.c.name)
+
+baselines = Table(  # one row per run of a baseline (several runs: replicates of one configuration)
+    "baselines",
+    metadata,
+    Column("name", String(128), primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, nullable=False),  # the order the runs were given in
+    Column("created", String(32), nullable=False),  # ISO 8601, UTC: when the name was (re)set
+    Column("note", Text),
+)

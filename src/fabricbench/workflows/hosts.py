@@ -7,6 +7,7 @@ Facts are collected on this host directly or, for multi-host launches, by runnin
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any, Dict, List
 
@@ -60,6 +61,16 @@ def engine_info(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
     return {"header": header, "ranks": ranks}
 
 
+def host_load() -> Dict[str, Any]:
+    """This host's 1-minute load average and CPU count when the run starts: other work on the
+    host shares its cores with the ranks, and the figures include that contention."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return {}
+    return {"loadavg_1m": round(load, 2), "cpus": os.cpu_count()}
+
+
 def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
     info = engine_info(launcher, timeout)
     header = info["header"]
@@ -84,6 +95,8 @@ def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, 
             "engine_version": header.get("version"),
             "env": prov.tuning_environment(launcher.environment()),
             "rank_hosts": rank_hosts,
+            "host_load": host_load(),
+            **launcher.provenance(),
         },
         "hosts": facts,
     }

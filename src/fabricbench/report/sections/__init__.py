@@ -28,9 +28,9 @@ Build blocks from ``report.model`` (``Section``, ``Paragraph``, ``Notice``, ``Ta
 ``report.plots`` helpers. Blocks hold plain text only; the templates escape everything.
 Put units in ``Column(title, unit)`` so every header carries one.
 
-Current order: 10 overview, 20 configuration, 25 host differences, 30 latency,
-40 bandwidth, 45 message rate, 50 collectives, 60 HPCC network, 65 HPCC summary,
-90 other benchmarks.
+Current order: 10 overview, 20 configuration, 25 host differences, 28 comparison with the
+baseline, 30 latency, 40 bandwidth, 45 message rate, 50 collectives, 60 HPCC network,
+65 HPCC summary, 88 rigour check, 90 other benchmarks.
 """
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
 """Bandwidth: uni- and bidirectional bandwidth against message size with the link's peak, and % of peak.
 
-The peak is the run's ceiling from ``analysis.peaks``: its fabric's data rate per direction
-(x2 for bi-bandwidth), or the NIC's PCIe link when that is lower. Runs whose ranks all sat on
-one host get no peak (their traffic never crossed the fabric) unless a fabric tag says otherwise.
+The peak is the run's ceiling from ``analysis.peaks`` (its fabric's data rate per direction,
+the NIC's PCIe link when that is lower, a lab run's shaped rate) times the link directions
+the figure can fill (``peaks.point_peak``: 2 for bi-bandwidth, the sending hosts of mbw_mr's
+pairs). Runs whose ranks all sat on one host get none ("shared memory: no link ceiling")
+unless a fabric tag says otherwise; a figure above 100% comes with a note that explains it.
 """
 from __future__ import annotations
 
-from fabricbench.analysis.peaks import percent_of_peak
+from fabricbench.analysis.peaks import SHARED_MEMORY, over_peak_note, percent_of_peak, point_peak
 from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
 from fabricbench.report.model import Notice, Section
@@ -14,12 +16,11 @@ from fabricbench.report.plots import RefLine, run_color
 
 ORDER = 40
 BENCHMARKS = {"bw", "bibw"}
-_DIRECTIONS = {"bw": 1, "bibw": 2, "mbw_mr": 1}
 
 
-def _peak(run, benchmark):
-    c = run.ceiling
-    return c.limit_MBps * _DIRECTIONS.get(benchmark, 1) if c else None
+def _peak(run, m):
+    """(peak in MB/s, how it was worked out) for one point of a run."""
+    return point_peak(run.ceiling, m.benchmark, m.metric, m.params, run.run)
 
 
 def build(ctx):
@@ -29,8 +30,10 @@ def build(ctx):
         c = r.ceiling
         if c is not None and c.by == "pcie":
             notes.append(Notice(f"{r.name}: {c.note}.", "warning"))
-        elif c is None and r.fabric is not None and r.node_count == 1:
-            notes.append(Notice(f"{r.name}: all ranks ran on one host, so traffic did not cross {r.fabric.fabric.name}; no % of peak is given.", "note"))
+        elif c is None and r.peak.why_none == SHARED_MEMORY:
+            notes.append(Notice(f"{r.name}: {SHARED_MEMORY} (all ranks on one host); no % of peak is given.", "note"))
+        elif c is None and r.peak.why_none:
+            notes.append(Notice(f"{r.name}: {r.peak.why_none}.", "warning"))
         elif c is not None and r.node_count == 1:
             notes.append(Notice(f"{r.name}: all ranks ran on one host, so traffic did not cross the fabric; % of peak is "
                                 f"against the tagged {c.fabric.name if c.fabric else 'link'} all the same.", "note"))
@@ -40,17 +43,30 @@ def build(ctx):
             series = ctx.series(bench, metric)
             refs, seen = [], set()
             for s in series:
-                peak = _peak(s.run, bench)
+                peak, how = _peak(s.run, s.points[0]) if s.points else (None, "")
                 if peak is None or round(peak) in seen:
                     continue
                 seen.add(round(peak))
                 c = s.run.ceiling
                 what = c.pcie.name if c.by == "pcie" else c.fabric.name
-                dirs = " x2 directions" if _DIRECTIONS.get(bench, 1) == 2 else ""
-                refs.append(RefLine(peak, f"peak {what}{dirs}: {peak:,.0f} MB/s", color=run_color(s.run.index)))
+                times = f" x{peak / c.limit_MBps:g}" if abs(peak - c.limit_MBps) > 1e-6 else ""
+                refs.append(RefLine(peak, f"peak {what}{times}: {peak:,.0f} MB/s", color=run_color(s.run.index)))
+                if how and times:
+                    notes.append(Notice(f"{s.run.name}, {bench}: peak {peak:,.0f} MB/s ({how}).", "note"))
+            over = {}
+            for s in series:
+                for m in s.points:
+                    peak, _how = _peak(s.run, m)
+                    pct = percent_of_peak(headline(m), peak) if peak else None
+                    if pct is not None and pct > 100:
+                        over.setdefault(s.run.index, (s.run, []))[1].append((m, pct))
+            for run, items in over.values():
+                worst = max(p for _m, p in items)
+                sizes = ", ".join(blocks.fmt_size(m.params.get("size")) for m, _p in items[:6])
+                notes.append(Notice(f"{run.name}, {bench} at {sizes} B: {over_peak_note(run.ceiling.fabric, worst)}.", "warning"))
             extras = []
-            if any(_peak(s.run, bench) for s in series):
-                extras.append(("% of peak", "%", lambda m, s, b=bench: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, b)))))
+            if any(_peak(s.run, m)[0] for s in series for m in s.points[:1]):
+                extras.append(("% of peak", "%", lambda m, s: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, m)[0]))))
             sub = blocks.benchmark_section(
                 ctx, bench, metric, f"{bench}-{metric}", logy=False, bands="samples", ref_lines=refs[:6], extras=extras,
                 caption="Dashed lines: theoretical peak per run (data rate after line encoding).",

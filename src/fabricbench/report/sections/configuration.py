@@ -24,7 +24,7 @@ def build(ctx):
     peaks = []
     for r in ctx.runs:
         c = r.ceiling
-        peaks.append(number(c.limit_MBps) if c else "-")
+        peaks.append(number(c.limit_MBps) if c else (r.peak.why_none or "-"))
     rows.append([Cell("Bandwidth ceiling per direction (MB/s)")] + [Cell(p) for p in peaks])
     cols = [Column("Item", align="left")] + [Column(r.name, align="left") for r in ctx.runs]
     section = Section("configuration", "Configuration")

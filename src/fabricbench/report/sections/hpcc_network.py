@@ -1,7 +1,7 @@
 """HPCC-style network tests: ping-pong over pairs (min/avg/max) and natural vs random rings."""
 from __future__ import annotations
 
-from fabricbench.analysis.direction import direction_word, improvement
+from fabricbench.analysis.direction import direction_word
 from fabricbench.analysis.series import headline, variant_label
 from fabricbench.report import blocks
 from fabricbench.report.blocks import band_of, fmt_pct, fmt_size, fmt_value
@@ -30,6 +30,18 @@ def _cell(m):
     if lo is not None and hi is not None and (lo != headline(m) or hi != headline(m)):
         text += f" [{fmt_value(lo)}-{fmt_value(hi)}]"
     return text
+
+
+def _vs_base(ctx, run, m):
+    """The cell comparing a point with the baseline run: analysis.compare's figure and verdict."""
+    found = ctx.comparison(run).point_of(m) if m is not None else None
+    if found is None or found[1].improvement is None:
+        return Cell("-")
+    p = found[1]
+    text = fmt_pct(p.improvement * 100, signed=True)
+    if not p.flagged:
+        text += {"isolated": " (isolated)", "not judged": " (not judged)"}.get(p.verdict, " (n.s.)")
+    return Cell(text, p.verdict if p.flagged else "")
 
 
 def build(ctx):
@@ -62,14 +74,14 @@ def build(ctx):
                 m = values.get((r.index, bench, label, size))
                 row.append(_cell(m) if m is not None else "")
             if len(ctx.runs) > 1:
-                mb = values.get((base.index, bench, label, size))
                 for r in others:
-                    m = values.get((r.index, bench, label, size))
-                    imp = improvement(headline(mb), headline(m), metric) if mb is not None and m is not None else None
-                    row.append(Cell(fmt_pct(None if imp is None else imp * 100, signed=True),
-                                    "" if imp is None else ("better" if imp > 0 else "worse")))
+                    row.append(_vs_base(ctx, r, values.get((r.index, bench, label, size))))
             rows.append(row)
-        section.add(Table(cols, rows, caption=f"{title} ({direction_word(metric)})"))
+        caption = f"{title} ({direction_word(metric)})"
+        if len(ctx.runs) > 1:
+            caption += ("; % better than the baseline run from fabricbench compare: coloured when significant and "
+                        "at least 3%, n.s. = not significant, not judged = no spread recorded")
+        section.add(Table(cols, rows, caption=caption))
         if max(len(s.points) for s in ms) >= 3:
             section.add(blocks.curves_figure(ctx, ms, blocks.slugify(f"hpcc-network-{metric}"), f"HPCC network: {title.lower()}",
                                              f"{title} ({unit})", logy=metric in ("latency", "time")))

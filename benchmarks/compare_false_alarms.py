@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""How often does `fabricbench compare` call two identical runs different? A benchmark, not a test.
+
+Repeats REPEATS times: two back-to-back `fabricbench run quick --np 2` runs (same machine,
+same MPI, nothing changed), then `compare` of the second against the first. Every point
+called better or worse is a false alarm; the goal is 0. Prints each pair's flagged points
+(with B/A), the host's load average when the pair started (other work on a shared host
+changes a run's figures for real, and a comparison of two runs cannot tell that from a
+fabric change), and the totals.
+
+With --baseline-runs K, K runs are measured first and every later run is compared with
+all K of them (as `check --against` a baseline of K replicate runs does): the spread of the
+K runs is then the run-to-run noise the comparison allows for.
+
+Usage: FABRICBENCH_NATIVE_DIR=build/stage PYTHONPATH=src python3 benchmarks/compare_false_alarms.py
+           [--repeats 20] [--np 2] [--suite quick] [--db FILE] [--min-effect 3] [--baseline-runs K]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def fabricbench(db: Path, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "fabricbench", "--db", str(db), *args], capture_output=True, text=True,
+                          timeout=1800)
+    if proc.returncode != 0:
+        sys.exit(f"fabricbench {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def measure(db: Path, suite: str, np: int, label: str) -> int:
+    out = fabricbench(db, "run", suite, "--np", str(np), "--label", label).stdout
+    return int(out.split("run ")[1].split()[0])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--suite", default="quick")
+    ap.add_argument("--db", help="keep the runs in this database (default: a temporary one)")
+    ap.add_argument("--min-effect", default="3", help="compare's --min-effect, in percent")
+    ap.add_argument("--baseline-runs", type=int, default=0, help="compare each run with K earlier runs instead of its pair")
+    args = ap.parse_args()
+    tmp = tempfile.TemporaryDirectory(prefix="fb-false-alarms-")
+    db = Path(args.db) if args.db else Path(tmp.name) / "aa.db"
+    total_points = total_flagged = pairs_flagged = tested = 0
+    started = time.monotonic()
+    baseline = [measure(db, args.suite, args.np, f"base{i + 1}") for i in range(args.baseline_runs)]
+    for k in range(args.repeats):
+        load = os.getloadavg()[0]
+        a = ",".join(map(str, baseline)) if baseline else str(measure(db, args.suite, args.np, f"A{k + 1}"))
+        b = measure(db, args.suite, args.np, f"B{k + 1}")
+        data = json.loads(fabricbench(db, "compare", a, str(b), "--json", "--min-effect", args.min_effect).stdout)
+        points = [(s, p) for s in data["series"] for p in s["points"]]
+        flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
+        total_points += len(points)
+        total_flagged += len(flagged)
+        pairs_flagged += bool(flagged)
+        tested += data["tested"]
+        detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
+        more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
+        print(f"pair {k + 1:2d} (runs {a} vs {b}; load {load:.1f} on {os.cpu_count()} CPUs): "
+              f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
+              + (f": {detail}{more}" if flagged else ""), flush=True)
+    what = f"runs against a baseline of {len(baseline)} runs" if baseline else "A/A pairs"
+    print(f"\n{args.repeats} {what} of `run {args.suite} --np {args.np}`: {total_flagged} false alarms in "
+          f"{total_points} points compared ({tested} with a CI); {pairs_flagged} of {args.repeats} pairs had any; "
+          f"{time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,358 @@
+"""Which points of two runs are the same measurement: matching by meaning, and why others are not.
+
+Two points match when they measure the same thing:
+
+- the same *definition*: the benchmark name, with other tools' names for the engine's
+  definitions mapped to it (IMB's PingPong latency is the engine's ``latency``, IMB's
+  Allreduce its ``allreduce``, ...; see DEFINITIONS), and the same metric;
+- the same message size;
+- the same values of what the figure depends on (KEY_PARAMS by family): the window of a
+  windowed bandwidth test (64 when not recorded, as OSU and the engine default), the pairs
+  of a multi-pair test, the ranks of a collective or HPCC test, the ring ordering, the cache
+  mode (warm when not recorded); the datatype, reduction, root and whether the pair shares a
+  host count only when both runs record them.
+
+Everything else is incidental and never blocks a match: the peer list, validation, the
+total rank count of a single-pair test (so a 2-rank and a 4-rank run compare on latency),
+loop lengths and other bookkeeping. A key parameter that a run does not record (a rank
+count an imported file does not state) is a difference, never a match: ``import --ranks``
+supplies it.
+
+``match(a, b)`` takes two ``RunData`` (or two lists of replicate runs) and returns the
+matched pairs and the grouped ``Mismatch`` list; ``mismatch_paragraph`` says it in one
+short paragraph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+SINGLE_PAIR = frozenset({"latency", "bw", "bibw"})
+MULTI_PAIR = frozenset({"mbw_mr", "multi_lat"})
+_COLLECTIVE_NAMES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter",
+                     "reduce_scatter_block", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv")
+COLLECTIVES = frozenset(_COLLECTIVE_NAMES) | frozenset("i" + n for n in _COLLECTIVE_NAMES)
+HPCC = frozenset({"pingpong_pairs", "ring"})
+
+# Other tools' benchmarks that follow an engine definition: (benchmark, metric) -> definition.
+# IMB PingPong's bandwidth has one message in flight (not a window), so it is not `bw`;
+# IMB's Reduce_scatter sizes the whole vector, not one rank's block, so it is not `reduce_scatter`.
+DEFINITIONS: Dict[Tuple[str, str], str] = {
+    ("imb.PingPong", "latency"): "latency",
+    ("imb.Barrier", "latency"): "barrier",
+    ("imb.Bcast", "latency"): "bcast",
+    ("imb.Reduce", "latency"): "reduce",
+    ("imb.Allreduce", "latency"): "allreduce",
+    ("imb.Allgather", "latency"): "allgather",
+    ("imb.Alltoall", "latency"): "alltoall",
+    ("imb.Gather", "latency"): "gather",
+    ("imb.Scatter", "latency"): "scatter",
+}
+
+WINDOWED = frozenset({"bw", "bibw", "mbw_mr"})
+DEFAULT_WINDOW = 64
+DEFAULT_CACHE = "warm"
+# Compared only when both points record them.
+SOFT_PARAMS = ("datatype", "op", "root", "path")
+# Never compared: how a point was measured or described, not what.
+INCIDENTAL = frozenset({"size", "peers", "validate", "size_meaning", "pairing", "loop_length", "measurements",
+                        "seed", "random_rings", "batch", "iterations", "warmup"})
+
+
+class _Unknown:
+    """A key parameter a run does not record (points carrying one are never matched)."""
+
+    def __repr__(self) -> str:
+        return "unknown"
+
+
+UNKNOWN = _Unknown()
+
+# How to supply a key parameter a run does not record.
+_HOW_TO_RECORD = {
+    "ranks": "import it with --ranks N",
+    "pairs": "import it with --ranks N (pairs = N/2)",
+}
+
+
+def definition(benchmark: str, metric: str) -> str:
+    """The engine definition a benchmark's metric follows (its own name when none is known)."""
+    return DEFINITIONS.get((benchmark, metric), benchmark)
+
+
+def family(defn: str) -> str:
+    if defn in SINGLE_PAIR:
+        return "single-pair"
+    if defn in MULTI_PAIR:
+        return "multi-pair"
+    if defn in COLLECTIVES:
+        return "collective"
+    if defn in HPCC:
+        return "hpcc"
+    return "other"
+
+
+def _positive_int(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def run_ranks(run: Any) -> Optional[int]:
+    """The run's total rank count: its ranks column, else provenance "ranks"."""
+    r = _positive_int(getattr(run, "ranks", None))
+    prov = getattr(run, "provenance", None) or {}
+    return r or _positive_int(prov.get("ranks") if isinstance(prov, dict) else None)
+
+
+def pair_path(run: Any, peers: Any) -> Optional[str]:
+    """'same host' or 'across hosts' for a single pair, from the run's rank placement; None if unknown."""
+    prov = getattr(run, "provenance", None) or {}
+    if not isinstance(prov, dict):
+        return None
+    pair = peers if isinstance(peers, list) and len(peers) == 2 else [0, 1]
+    placement = prov.get("rank_hosts")
+    if isinstance(placement, list) and all(isinstance(p, int) and 0 <= p < len(placement) for p in pair):
+        return "same host" if placement[pair[0]] == placement[pair[1]] else "across hosts"
+    nodes = _positive_int(prov.get("nodes"))
+    if nodes == 1:
+        return "same host"
+    if nodes and nodes > 1 and _positive_int(prov.get("ppn")) == 1:
+        return "across hosts"
+    return None
+
+
+@dataclass(frozen=True)
+class PointKey:
+    definition: str
+    metric: str
+    size: Optional[int]
+    strict: Tuple[Tuple[str, Any], ...]  # must be equal; a point with an UNKNOWN matches nothing
+    soft: Tuple[Tuple[str, Any], ...]  # equal when both recorded
+
+    @property
+    def series_key(self) -> Tuple[str, str, Tuple[Tuple[str, Any], ...]]:
+        return (self.definition, self.metric, self.strict)
+
+    @property
+    def has_unknown(self) -> bool:
+        return any(v is UNKNOWN for _k, v in self.strict)
+
+
+def point_key(m: Any, run: Any = None) -> PointKey:
+    """What a point measures, in the terms two runs are matched on (see the module doc)."""
+    params = dict(m.params or {})
+    defn = definition(m.benchmark, m.metric)
+    fam = family(defn)
+    ranks = _positive_int(params.get("ranks")) or (run_ranks(run) if run is not None else None)
+    strict: Dict[str, Any] = {}
+    soft: Dict[str, Any] = {}
+    if fam in ("single-pair", "multi-pair"):
+        if defn in WINDOWED:
+            strict["window"] = params.get("window", DEFAULT_WINDOW)
+        if fam == "multi-pair":
+            pairs = _positive_int(params.get("pairs")) or (ranks // 2 if ranks else None)
+            strict["pairs"] = pairs if pairs else UNKNOWN
+        else:
+            path = pair_path(run, params.get("peers")) if run is not None else None
+            if path:
+                soft["path"] = path
+    elif fam in ("collective", "hpcc"):
+        strict["ranks"] = ranks if ranks else UNKNOWN
+        if "ordering" in params:
+            strict["ordering"] = params["ordering"]
+    else:
+        ignored = INCIDENTAL | {"pairs"} if defn == "pingpong_pairs" else INCIDENTAL
+        strict.update({k: v for k, v in params.items() if k not in ignored and k != "cache" and k not in SOFT_PARAMS})
+    strict["cache"] = params.get("cache", DEFAULT_CACHE)
+    for k in SOFT_PARAMS:
+        if params.get(k) is not None and k not in soft:
+            soft[k] = params[k]
+    size = params.get("size")
+    return PointKey(defn, m.metric, int(size) if isinstance(size, (int, float)) else None,
+                    tuple(sorted((k, _hashable(v)) for k, v in strict.items())), tuple(sorted((k, _hashable(v)) for k, v in soft.items())))
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+def _soft_conflict(a: PointKey, b: PointKey) -> List[str]:
+    sb = dict(b.soft)
+    return [k for k, v in a.soft if k in sb and sb[k] != v]
+
+
+@dataclass
+class Pair:
+    key: PointKey  # A's key
+    a: Any  # Measurement (of A's first run that has the point)
+    b: Any
+    a_reps: List[Any] = field(default_factory=list)  # the point in every run of side A (replicates)
+    b_reps: List[Any] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.a_reps = self.a_reps or [self.a]
+        self.b_reps = self.b_reps or [self.b]
+
+
+@dataclass
+class Mismatch:
+    """Points of one definition and metric that found no partner, and why."""
+
+    what: str  # "allreduce latency"
+    reason: str  # "ranks 2 in A, 4 in B"
+    count_a: int = 0
+    count_b: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"what": self.what, "reason": self.reason, "points_a": self.count_a, "points_b": self.count_b}
+
+
+@dataclass
+class Matching:
+    pairs: List[Pair] = field(default_factory=list)
+    mismatches: List[Mismatch] = field(default_factory=list)
+
+
+def _latest(points: Iterable[Tuple[PointKey, Any]]) -> Dict[PointKey, Any]:
+    """One point per key; a resumed run's later point wins."""
+    out: Dict[PointKey, Any] = {}
+    for key, m in points:
+        out[key] = m
+    return out
+
+
+def _side(runs: Any, benchmark: Optional[str]) -> Dict[PointKey, List[Any]]:
+    """One side's points by key: a run (RunData) or replicate runs, each point in every run that has it."""
+    out: Dict[PointKey, List[Any]] = {}
+    for rd in (runs if isinstance(runs, (list, tuple)) else [runs]):
+        for key, m in _latest((point_key(m, rd.run), m) for m in rd.measurements if _wanted(m, benchmark)).items():
+            out.setdefault(key, []).append(m)
+    return out
+
+
+def match(a: Any, b: Any, benchmark: Optional[str] = None) -> Matching:
+    """Pair the points of `a` and `b` by meaning; group the rest by reason.
+
+    Each side is a run (RunData) or a list of replicate runs of the same configuration.
+    """
+    keyed_a, keyed_b = _side(a, benchmark), _side(b, benchmark)
+    index: Dict[Tuple, List[PointKey]] = {}
+    for kb in keyed_b:
+        if not kb.has_unknown:
+            index.setdefault((kb.series_key, kb.size), []).append(kb)
+    result = Matching()
+    used: set = set()
+    for ka, ma in keyed_a.items():
+        if ka.has_unknown:
+            continue
+        for kb in index.get((ka.series_key, ka.size), []):
+            if kb not in used and not _soft_conflict(ka, kb):
+                used.add(kb)
+                result.pairs.append(Pair(ka, ma[0], keyed_b[kb][0], ma, keyed_b[kb]))
+                break
+    matched_a = {p.key for p in result.pairs}
+    rest_a = [k for k in keyed_a if k not in matched_a]
+    rest_b = [k for k in keyed_b if k not in used]
+    result.mismatches = explain(rest_a, rest_b, list(keyed_a), list(keyed_b))
+    return result
+
+
+def _wanted(m: Any, benchmark: Optional[str]) -> bool:
+    if benchmark is None or m.benchmark == benchmark:
+        return True
+    return definition(m.benchmark, m.metric) in (benchmark, definition(benchmark, m.metric))
+
+
+def explain(rest_a: Sequence[PointKey], rest_b: Sequence[PointKey], all_a: Sequence[PointKey],
+            all_b: Sequence[PointKey]) -> List[Mismatch]:
+    """One Mismatch per definition and metric with unmatched points, saying why."""
+    groups: Dict[Tuple[str, str], Tuple[List[PointKey], List[PointKey]]] = {}
+    for k in rest_a:
+        groups.setdefault((k.definition, k.metric), ([], []))[0].append(k)
+    for k in rest_b:
+        groups.setdefault((k.definition, k.metric), ([], []))[1].append(k)
+    present_a = {(k.definition, k.metric) for k in all_a}
+    present_b = {(k.definition, k.metric) for k in all_b}
+    out = []
+    for (defn, metric), (ka, kb) in groups.items():
+        what = defn if metric == defn else f"{defn} {metric}"
+        if (defn, metric) not in present_b:
+            out.append(Mismatch(what, f"only in A ({_count(ka)})", len(ka)))
+        elif (defn, metric) not in present_a:
+            out.append(Mismatch(what, f"only in B ({_count(kb)})", 0, len(kb)))
+        else:
+            out.append(Mismatch(what, _why(ka, kb), len(ka), len(kb)))
+    return out
+
+
+def _count(keys: Sequence[PointKey]) -> str:
+    sized = [k.size for k in keys if k.size is not None]
+    if not sized:
+        return f"{len(keys)} point{'s' if len(keys) != 1 else ''}"
+    return f"{len(keys)} size{'s' if len(keys) != 1 else ''}"
+
+
+def _why(ka: Sequence[PointKey], kb: Sequence[PointKey]) -> str:
+    for side, keys in (("A", ka), ("B", kb)):
+        unknown = sorted({name for k in keys for name, v in k.strict if v is UNKNOWN})
+        if unknown:
+            how = "; ".join(_HOW_TO_RECORD.get(n, f"record {n}") for n in unknown)
+            return f"{' and '.join(_noun(n) for n in unknown)} not recorded in {side} ({how})"
+    diffs = []
+    for name in sorted({n for k in list(ka) + list(kb) for n, _ in k.strict + k.soft}):
+        va = _values(ka, name)
+        vb = _values(kb, name)
+        if va and vb and va != vb:
+            diffs.append(f"{name} {_join(va)} in A, {_join(vb)} in B")
+    if diffs:
+        return "; ".join(diffs)
+    parts = []
+    if ka:
+        parts.append(f"{_size_span(ka)} only in A")
+    if kb:
+        parts.append(f"{_size_span(kb)} only in B")
+    return ", ".join(parts)
+
+
+def _noun(name: str) -> str:
+    return {"ranks": "rank count", "pairs": "pair count"}.get(name, name)
+
+
+def _values(keys: Sequence[PointKey], name: str) -> List[str]:
+    vals = {str(v) for k in keys for n, v in k.strict + k.soft if n == name}
+    return sorted(vals, key=lambda s: (len(s), s))
+
+
+def _join(values: Sequence[str]) -> str:
+    return values[0] if len(values) == 1 else "/".join(values)
+
+
+def _size_span(keys: Sequence[PointKey]) -> str:
+    """'size 0 B', 'sizes 2 KiB to 4 MiB' (or 'points' for unsized benchmarks)."""
+    sizes = sorted({k.size for k in keys if k.size is not None})
+    if not sizes:
+        return f"{len(keys)} point{'s' if len(keys) != 1 else ''}"
+    if len(sizes) == 1:
+        return f"size {size_label(sizes[0])}"
+    return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
+
+
+def size_label(size: Optional[int]) -> str:
+    """4194304 -> '4 MiB', 65536 -> '64 KiB', 1000 -> '1000 B' (binary units only when exact)."""
+    if size is None:
+        return "-"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:
+    """'Not compared: bw only in A (22 sizes); allreduce: ranks 2 in A, 4 in B.' ('' when none)."""
+    if not mismatches:
+        return ""
+    return "Not compared: " + "; ".join(f"{m.what}: {m.reason}" if not m.reason.startswith("only in")
+                                        else f"{m.what} {m.reason}" for m in mismatches) + "."

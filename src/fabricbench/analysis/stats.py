@@ -1,0 +1,247 @@
+"""Statistics of stored points: the median and its confidence interval, ratio tests, corrections.
+
+A stored point summarises many samples. What this module reads from it, best first:
+
+1. ``detail.sketch.q`` - the 0 %, 1 %, ..., 100 % quantiles of the samples (the engine
+   writes them, interpolated like numpy.percentile). The confidence interval of the median
+   is distribution-free: the order statistics of ranks l and n - l + 1, with l the
+   ``binom.ppf(alpha/2, n, 1/2)`` of the sample count (Hoefler and Belli, SC15, section
+   4.2.2), read off the sketch by linear interpolation.
+2. ``n`` and ``stdev`` without a sketch (older runs, imports that record them): the
+   normal approximation of the median's standard error, sqrt(pi/2) * stdev / sqrt(n).
+   Heavy tails inflate the stdev, so this errs on the wide side.
+3. Nothing else: a single published number has no interval (``None``).
+
+A CI needs at least ``MIN_SAMPLES`` samples: with five, even [min, max] covers only 94 %.
+
+Ratios of medians are tested on the log scale: ln(B/A) with standard error
+sqrt(se_A^2 + se_B^2), each se taken from its median's CI (half-width / z; the delta
+method, se(ln m) = se(m) / m), as in Price and Bonett's interval for a ratio of medians.
+``holm`` and ``benjamini_hochberg`` adjust p-values for the number of points compared.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy import stats as _st
+
+MIN_SAMPLES = 6
+SKETCH_POINTS = 101
+_GRID = np.linspace(0.0, 100.0, SKETCH_POINTS)
+
+
+def _finite(x: Any) -> Optional[float]:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def sketch(m: Any) -> Optional[np.ndarray]:
+    """The point's 101 quantiles (detail.sketch.q) when it carries a usable sketch."""
+    detail = getattr(m, "detail", None)
+    q = detail.get("sketch", {}).get("q") if isinstance(detail, dict) and isinstance(detail.get("sketch"), dict) else None
+    if not isinstance(q, list) or len(q) != SKETCH_POINTS:
+        return None
+    values = [_finite(v) for v in q]
+    if any(v is None for v in values):
+        return None
+    arr = np.asarray(values, dtype=float)
+    return arr if np.all(np.diff(arr) >= 0) else None
+
+
+def quantile(m: Any, percent: float) -> Optional[float]:
+    """A percentile of the point's samples from its sketch (None without one)."""
+    q = sketch(m)
+    return None if q is None else float(np.interp(percent, _GRID, q))
+
+
+@dataclass(frozen=True)
+class Center:
+    """The figure a point is compared by: its median when recorded, else its mean/value."""
+
+    value: float
+    statistic: str  # "median" or "mean"
+
+
+def center(m: Any) -> Optional[Center]:
+    med = _finite(getattr(m, "median", None))
+    if med is None:
+        q = sketch(m)
+        med = float(q[50]) if q is not None else None
+    if med is not None:
+        return Center(med, "median")
+    for name in ("value", "mean"):
+        v = _finite(getattr(m, name, None))
+        if v is not None:
+            return Center(v, "mean")
+    return None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval of a point's median, and how it was obtained."""
+
+    center: float
+    low: float
+    high: float
+    level: float
+    how: str  # "sketch" or "stdev"
+
+    @property
+    def rel_se(self) -> float:
+        """Standard error of ln(median), from the half-width (delta method)."""
+        if self.center == 0:
+            return math.inf
+        z = float(_st.norm.ppf(0.5 + self.level / 2))
+        return (self.high - self.low) / (2 * z * abs(self.center))
+
+
+def order_statistic_ranks(n: int, level: float = 0.95) -> Optional[Tuple[int, int]]:
+    """1-based ranks (l, u) of the order statistics bounding the median at >= `level` coverage."""
+    if n < MIN_SAMPLES:
+        return None
+    low = int(_st.binom.ppf((1 - level) / 2, n, 0.5))
+    low = max(low, 1)
+    return low, n - low + 1
+
+
+def median_ci(m: Any, level: float = 0.95) -> Optional[Interval]:
+    """The median's confidence interval (see the module doc); None when it cannot be had."""
+    n = getattr(m, "n", None)
+    if not isinstance(n, int) or n < MIN_SAMPLES:
+        return None
+    q = sketch(m)
+    if q is not None:
+        low_rank, high_rank = order_statistic_ranks(n, level)
+        at = lambda rank: float(np.interp(100.0 * (rank - 1) / (n - 1), _GRID, q))  # noqa: E731
+        return Interval(float(q[50]), at(low_rank), at(high_rank), level, "sketch")
+    c, sd = center(m), _finite(getattr(m, "stdev", None))
+    if c is None or c.statistic != "median" or sd is None:
+        return None
+    half = float(_st.norm.ppf(0.5 + level / 2)) * math.sqrt(math.pi / 2) * sd / math.sqrt(n)
+    return Interval(c.value, c.value - half, c.value + half, level, "stdev")
+
+
+@dataclass(frozen=True)
+class RatioTest:
+    ratio: float  # B / A
+    log_se: float  # standard error of ln(B/A)
+    p: float  # two-sided p-value of "the medians are equal"
+
+    def interval(self, level: float = 0.95) -> Tuple[float, float]:
+        z = float(_st.norm.ppf(0.5 + level / 2))
+        d = math.log(self.ratio)
+        return _exp(d - z * self.log_se), _exp(d + z * self.log_se)
+
+
+def _exp(x: float) -> float:
+    return math.exp(min(max(x, -700.0), 700.0))
+
+
+def norm_quantile(q: float) -> float:
+    return float(_st.norm.ppf(q))
+
+
+def log_ratio_test(d: float, se: float) -> RatioTest:
+    """Test ln(B/A) = d against 0 with standard error se (normal)."""
+    if se == 0:
+        return RatioTest(_exp(d), 0.0, 0.0 if d else 1.0)
+    return RatioTest(_exp(d), se, float(2 * _st.norm.sf(abs(d) / se)))
+
+
+def ratio_test(a: Interval, b: Interval, extra_var: float = 0.0) -> Optional[RatioTest]:
+    """Test B/A = 1 on the log scale from two medians' CIs; `extra_var` adds run-to-run variance of ln(B/A)."""
+    if a.center <= 0 or b.center <= 0:
+        return None
+    return log_ratio_test(math.log(b.center / a.center), math.sqrt(a.rel_se**2 + b.rel_se**2 + max(extra_var, 0.0)))
+
+
+def between_run_variance(groups: Sequence[Sequence[float]]) -> float:
+    """Variance of one run's ln(figure) from replicate runs: one group per point and side (two or more
+    runs each). Robustly pooled: each group's sample variance over the median of its chi-square
+    distribution (df = runs - 1, so the estimate is consistent), then the median over groups."""
+    scaled = []
+    for g in groups:
+        if len(g) >= 2:
+            df = len(g) - 1
+            scaled.append(float(np.var(g, ddof=1)) / (float(_st.chi2.median(df)) / df))
+    return float(np.median(scaled)) if scaled else 0.0
+
+
+def holm(pvalues: Sequence[float]) -> List[float]:
+    """Holm's step-down adjusted p-values (family-wise error control)."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out = [1.0] * m
+    running = 0.0
+    for step, i in enumerate(order):
+        running = max(running, min(1.0, (m - step) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def benjamini_hochberg(pvalues: Sequence[float]) -> List[float]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate control)."""
+    if not pvalues:
+        return []
+    return [float(p) for p in _st.false_discovery_control(np.asarray(pvalues, dtype=float), method="bh")]
+
+
+CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg}
+
+
+def roughness_variance(log_ratios: Sequence[float], variances: Sequence[float]) -> float:
+    """Run-to-run variance of ln(B/A) along a curve that its points' own CIs do not show.
+
+    Neighbouring sizes share the true effect closely, so the jitter between them is noise.
+    Robustly, from the median absolute k-th difference of the log ratios: first differences
+    (variance 2 sigma^2 for independent points) are inflated by a trend, second differences
+    (6 sigma^2) by a bend such as a protocol switch; the smaller estimate is kept. Less what
+    the points' sampling variances typically (median) explain. Needs 6 or more points; else 0.
+    """
+    if len(log_ratios) < 6:
+        return 0.0
+    x = np.asarray(log_ratios, dtype=float)
+    estimates = [(float(np.median(np.abs(np.diff(x, n=k)))) / 0.6744897501960817) ** 2 / factor
+                 for k, factor in ((1, 2.0), (2, 6.0))]
+    return max(0.0, min(estimates) - float(np.median(np.asarray(variances, dtype=float))))
+
+
+def geometric_mean_ci(ratios: Sequence[float], level: float = 0.95,
+                      log_se: Sequence[float] = ()) -> Optional[Tuple[float, float, float]]:
+    """(geometric mean, low, high) of ratios: Student's t over the log ratios; one ratio uses its own se."""
+    logs = [math.log(r) for r in ratios if r > 0]
+    if not logs:
+        return None
+    mean = sum(logs) / len(logs)
+    if len(logs) == 1:
+        if not log_se:
+            return math.exp(mean), math.exp(mean), math.exp(mean)
+        half = float(_st.norm.ppf(0.5 + level / 2)) * log_se[0]
+    else:
+        sd = float(np.std(logs, ddof=1))
+        half = float(_st.t.ppf(0.5 + level / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
+    return _exp(mean), _exp(mean - half), _exp(mean + half)
+
+
+# -- Student's t, for the scaling study's means ------------------------------------------
+
+def t_critical_975(df: float) -> float:
+    """Two-sided 95% critical value of Student's t with `df` degrees of freedom (df >= 1)."""
+    return float(_st.t.ppf(0.975, max(float(df), 1.0)))
+
+
+def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int) -> Tuple[float, float]:
+    """Welch's t statistic and Welch-Satterthwaite degrees of freedom (inf t when both spreads are zero)."""
+    va, vb = sd_a * sd_a / n_a, sd_b * sd_b / n_b
+    se2 = va + vb
+    d = mean_b - mean_a
+    if se2 <= 0:
+        return (math.inf if d else 0.0), float(n_a + n_b - 2)
+    denom = (va * va / (n_a - 1) if va else 0.0) + (vb * vb / (n_b - 1) if vb else 0.0)
+    df = se2 * se2 / denom if denom > 0 else float(n_a + n_b - 2)
+    return d / math.sqrt(se2), df

@@ -1,0 +1,222 @@
+"""`fabricbench compare A B` and `fabricbench check RUN --against NAME`: load, call analysis.compare, print."""
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from fabricbench.cli.app import console, json_option, main, pass_state, print_json
+from fabricbench.errors import UsageError
+
+
+def verdict_options(f):
+    """The options that say when a difference is called: threshold, alpha, correction."""
+    for opt in reversed([
+        click.option("--min-effect", type=click.FloatRange(min=0), default=3.0, show_default=True, metavar="PERCENT",
+                     help="Smallest difference called better or worse, in % of A."),
+        click.option("--alpha", type=click.FloatRange(min=1e-9, max=0.5), default=0.05, show_default=True,
+                     help="Significance level after correction."),
+        click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+                     help="Correction for the number of points compared: Holm (family-wise) or Benjamini-Hochberg."),
+        click.option("--benchmark", "-b", default=None, metavar="NAME", help="Only this benchmark."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def make_options(min_effect: float, alpha: float, correction: str):
+    from fabricbench.analysis.compare import Options
+
+    return Options(min_effect=min_effect / 100.0, alpha=alpha, correction=correction)
+
+
+def _num(v: Optional[float]) -> str:
+    from fabricbench.report.blocks import fmt_value
+
+    return fmt_value(v)
+
+
+def _ratio(r: Optional[float]) -> str:
+    if r is None:
+        return "-"
+    if r >= 1000:
+        return f"{r:,.0f}"
+    return f"{r:.2g}" if r < 0.01 else f"{r:.3g}"
+
+
+def print_comparability(comp) -> None:
+    if comp.comparable:
+        msg = "Comparable: no recorded provenance differences."
+        if comp.not_recorded:
+            msg += " Not recorded for either run: " + ", ".join(comp.not_recorded) + "."
+        console.print(Text(msg, style="green"))
+        return
+    t = Table(title=f"Comparability: {len(comp.differences)} difference(s) that could confound this comparison",
+              title_justify="left")
+    for name in ("Fact", "A", "B", "Why it matters"):
+        t.add_column(name, style="dim" if name.startswith("Why") else None, overflow="fold")
+    for d in comp.differences:
+        t.add_row(Text(d.label), Text(d.a or "-"), Text(d.b or "-"), Text(d.why))
+    console.print(t)
+    if comp.not_recorded:
+        console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
+
+
+_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "no significant difference": "dim", "below threshold": "dim",
+          "not judged": "yellow"}
+
+
+def _ci(ci) -> str:
+    """A ratio's CI, readable when it is very wide (too few or too spread samples)."""
+    if ci is None:
+        return ""
+    lo = "0" if ci[0] < 0.0001 else _ratio(ci[0])
+    hi = ">999" if ci[1] > 999 else _ratio(ci[1])
+    return f"{lo}-{hi}"
+
+
+def _diff(d: Optional[float]) -> str:
+    if d is None:
+        return "-"
+    if abs(d) >= 100:
+        return f"{d:+,.0f}"
+    return f"{d:+.2f}" if abs(d) >= 1 else f"{d:+.3g}"
+
+
+def series_table(s, wide: bool = False) -> Table:
+    """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
+    from fabricbench.analysis.direction import direction_word
+
+    stat = " median" if all(p.statistic == "median" for p in s.points) else ""
+    t = Table(title=f"{s.title}: {direction_word(s.metric)}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    has_size = any(p.size is not None for p in s.points)
+    heads = (["Size\n(bytes)"] if has_size else []) + [f"A{stat}\n({s.unit})", f"B{stat}\n({s.unit})"]
+    heads += ([f"B - A\n({s.unit})"] if wide else []) + ["B / A", "95% CI\nof B / A"]
+    for head in heads:
+        t.add_column(head, justify="right", overflow="fold")
+    t.add_column("Verdict", overflow="fold")
+    for p in s.points:
+        row = ([f"{p.size:,}" if isinstance(p.size, int) else ""] if has_size else [])
+        row += [_num(p.a), _num(p.b)] + ([_diff(p.diff)] if wide else []) + [_ratio(p.ratio), _ci(p.ratio_ci)]
+        t.add_row(*[Text(c) for c in row], Text(p.short(), style=_STYLE.get(p.verdict, "")))
+    return t
+
+
+def print_comparison(result, show_points: bool = True) -> None:
+    console.print(Text.assemble(("A", "bold"), f" = {_side_text(result.a_runs)}   ", ("B", "bold"),
+                                f" = {_side_text(result.b_runs)}"))
+    print_comparability(result.comparability)
+    if not result.series:
+        console.print("No common points to compare.")
+    for s in result.series:
+        if show_points:
+            console.print(series_table(s, wide=console.width >= 100))
+        console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
+    if result.mismatch_text:
+        console.print(Text(result.mismatch_text, style="dim"))
+    if result.series:
+        console.print(Text(result.summary(), style="bold"))
+        if show_points:
+            console.print(Text("Medians compared; each 95% CI is the point's own, the verdicts are corrected for "
+                               "every point tested.", style="dim"))
+
+
+def load_side(store, refs: str):
+    """'3' or '3,4,5' (replicate runs of one configuration): every point, as --benchmark also
+    matches other tools' names for a benchmark."""
+    parts = [r.strip() for r in str(refs).split(",") if r.strip()]
+    if not parts:
+        raise UsageError(f"no run in '{refs}'")
+    return [store.load(r) for r in parts]
+
+
+def _side_text(runs) -> str:
+    if len(runs) == 1:
+        return f"run {runs[0].id} ({runs[0].name})"
+    return f"runs {', '.join(str(r.id) for r in runs)} ({runs[0].name}, {len(runs)} replicates)"
+
+
+@main.command()
+@click.argument("run_a", metavar="A")
+@click.argument("run_b", metavar="B")
+@verdict_options
+@json_option
+@pass_state
+def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, correction: str,
+            benchmark: Optional[str], as_json: bool) -> None:
+    """Compare run B against run A: comparability, then medians, B/A with its CI and a verdict per point.
+
+    A point is called better or worse only when the difference is significant after correcting
+    for the number of points compared, and at least --min-effect percent. A or B may list
+    replicate runs of one configuration (3,4,5): they show how much runs vary by themselves.
+    """
+    from fabricbench.analysis.compare import compare as compare_runs
+
+    a, b = load_side(state.read(run_a), run_a), load_side(state.read(run_a), run_b)
+    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark)
+    if benchmark and not result.series and not result.mismatches:
+        raise UsageError(f"neither run has benchmark '{benchmark}'")
+    if as_json:
+        print_json(result.to_dict())
+        return
+    print_comparison(result)
+
+
+@main.command()
+@click.argument("run", metavar="RUN[,RUN...]")
+@click.option("--against", "baseline", required=True, metavar="NAME", help="The baseline to check against (baseline set NAME RUN).")
+@verdict_options
+@json_option
+@pass_state
+@click.pass_context
+def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, correction: str,
+          benchmark: Optional[str], as_json: bool) -> None:
+    """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 otherwise.
+
+    The points that got worse are named; exit status 2 when the two share no point. A
+    baseline of several replicate runs tells check how much runs vary by themselves.
+    """
+    from fabricbench.analysis.compare import compare as compare_runs
+    from fabricbench.analysis.compare import describe_point
+
+    store = state.read(run)
+    base = store.baseline(baseline)
+    result = compare_runs([store.load(i) for i in base.run_ids], load_side(store, run),
+                          make_options(min_effect, alpha, correction), benchmark=benchmark)
+    if not result.series:
+        raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
+                         f"point. {result.mismatch_text}".strip())
+    worse = result.flagged("worse")
+    if as_json:
+        data = result.to_dict()
+        data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse])
+        print_json(data)
+    else:
+        console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' ({_side_text(result.a_runs)})   ",
+                                    ("B", "bold"), f" = {_side_text(result.b_runs)}"))
+        if not result.comparability.comparable:
+            labels = ", ".join(d.label for d in result.comparability.differences)
+            console.print(Text(f"Differs from the baseline in: {labels}.", style="yellow"))
+        for r in result.b_runs:
+            if r.status != "complete":
+                console.print(Text(f"Run {r.id} is {r.status}: only the points it measured are checked.", style="yellow"))
+        for s in result.series:
+            console.print(Text(f"{s.title}: {s.summary()}"))
+        if result.mismatch_text:
+            console.print(Text(result.mismatch_text, style="dim"))
+        console.print(Text(result.summary(), style="bold"))
+        for s, p in worse:
+            console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
+        for s, p in result.flagged("isolated"):
+            if p.improvement is not None and p.improvement < 0:
+                console.print(Text(f"isolated: {describe_point(s, p)}", style="yellow"))
+        if worse:
+            console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
+                               f"by {min_effect:g}% or more.", style="bold red"))
+        else:
+            console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {min_effect:g}% or more.",
+                               style="bold green"))
+    ctx.exit(1 if worse else 0)

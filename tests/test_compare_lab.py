@@ -1,0 +1,87 @@
+"""Comparisons across lab links (marker `lab`: root, network namespaces, MPI, the engine).
+
+A 2-node lab at 1gbit is measured twice (bw, 64 KiB to 1 MiB), then the same lab with its
+links at 500mbit once. 500mbit must be flagged worse at every size, `check` must pass the
+repeat and fail the slower link, and the runs must carry their shaped rate as their peak.
+Each lab is uniquely named and always torn down.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import skip_unless
+
+from fabricbench.lab import lab_session
+
+SIZES = ["--sizes", "64K:1M", "--time-budget", "0.3"]
+
+
+@pytest.fixture(scope="module")
+def lab_runs(tmp_path_factory):
+    skip_unless("lab", "mpi", "engine")
+    from conftest import Cli
+
+    cli = Cli(tmp_path_factory.mktemp("labcmp") / "results.db")
+    name, subnet = f"cm{os.getpid() % 100000:05d}", f"10.215.{os.getpid() % 250}.0/24"
+    old = os.environ.get("FABRICBENCH_LAB")
+    os.environ["FABRICBENCH_LAB"] = name
+    ids = {}
+    try:
+        for link, labels in (("1gbit", ("fast", "fast again")), ("500mbit", ("slow",))):
+            with lab_session(nodes=2, link=link, name=name, subnet=subnet):
+                for label in labels:
+                    out = cli("run", "bw", "--launcher", "lab", *SIZES, "--label", label, "--tag", "fabric=lab", timeout=600)
+                    ids[label] = int(out.stdout.split("run ")[1].split()[0])
+    finally:
+        if old is None:
+            os.environ.pop("FABRICBENCH_LAB", None)
+        else:
+            os.environ["FABRICBENCH_LAB"] = old
+    return cli, ids
+
+
+@pytest.mark.lab
+def test_500mbit_is_flagged_worse_than_1gbit_at_every_size(lab_runs):
+    cli, ids = lab_runs
+    data = json.loads(cli("compare", str(ids["fast"]), str(ids["slow"]), "--json").stdout)
+    points = data["series"][0]["points"]
+    print("\n" + "\n".join(f"{p['size']:>8} B: {p['a']:.1f} vs {p['b']:.1f} MB/s, B/A {p['ratio']:.3f} -> {p['verdict']}"
+                           for p in points))
+    assert [p["size"] for p in points] == [1 << k for k in range(16, 21)]
+    assert all(p["verdict"] == "worse" for p in points), points
+    assert all(0.35 < p["ratio"] < 0.7 for p in points if p["size"] >= 1 << 18)  # 500mbit / 1gbit, on a busy host
+    assert any(d["key"] == "fabric" and "1 Gb/s" in d["a"] and "500 Mb/s" in d["b"]
+               for d in data["comparability"]["differences"])
+
+
+@pytest.mark.lab
+def test_check_passes_a_repeat_and_fails_the_slower_link(lab_runs):
+    cli, ids = lab_runs
+    cli("baseline", "set", "lab-1g", str(ids["fast"]))
+    same = cli("check", str(ids["fast again"]), "--against", "lab-1g", check=False)
+    print("\n" + same.stdout)
+    assert same.returncode == 0, same.stdout + same.stderr
+    slow = cli("check", str(ids["slow"]), "--against", "lab-1g", check=False)
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert sum(line.startswith("worse: bw bandwidth") for line in slow.stdout.splitlines()) == 5
+
+
+@pytest.mark.lab
+def test_lab_runs_are_measured_against_their_shaped_rate(lab_runs):
+    from fabricbench.analysis.lint import lint
+    from fabricbench.analysis.peaks import run_ceiling
+    from fabricbench.store import open_db
+
+    cli, ids = lab_runs
+    store = open_db(str(cli.db))
+    for label, rate in (("fast", 125.0), ("slow", 62.5)):
+        rd = store.load(ids[label])
+        assert rd.run.provenance["lab"]["link_bps"] == rate * 8e6
+        c = run_ceiling(rd.run, rd.hosts).ceiling
+        assert c.limit_MBps == rate and c.fabric.family == "lab"
+        top = max(m.median for m in rd.measurements)
+        assert 0.8 * rate < top <= rate, (label, top)  # TCP over tbf reaches ~96% of the shaped rate
+        assert "peak" not in {f.rule for f in lint([rd]).findings}
+    store.close()
