@@ -37,7 +37,7 @@ from fabricbench.importers.base import (
     TruncatedError,
 )
 
-MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip")
+MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv")
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 
 

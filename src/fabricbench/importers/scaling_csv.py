@@ -271,3 +271,48 @@ def import_scaling_csv(
             store.delete_run(run.id)
         raise
     return stored
+
+
+# ---- the registered importer: `fabricbench import FILE.csv` ------------------------------------
+
+def detect(source: Any) -> int:
+    """A CSV whose header names a scale column (nodes, ranks, ...) and a time or fom column."""
+    first = next((t for t in source.head[:50] if t.strip() and not t.lstrip().startswith("#")), "")
+    if "," not in first and ";" not in first and "\t" not in first:
+        return 0
+    roles = {_ALIASES.get(c.strip().lower().replace(" ", "_").replace("-", "_"), "tag")
+             for c in re.split(r"[,;\t]", first)}
+    return 70 if roles & {"nodes", "ranks"} and roles & {"time", "fom"} else 0
+
+
+def parse(source: Any, allow_truncated: bool = False) -> Any:
+    """A scaling CSV with one series as one run of kind ``scaling`` (several series: import-scaling)."""
+    from fabricbench.importers.base import ImportFormatError, ParsedRun
+
+    try:
+        found = read_scaling_csv(source.path)
+    except ScalingImportError as exc:
+        raise ImportFormatError(source.path, None, str(exc).split(": ", 1)[-1]) from None
+    if len(found) != 1:
+        names = "; ".join(" ".join(f"{k}={v}" for k, v in s.tags.items()) or (s.label or "?") for s in found)
+        raise ImportFormatError(source.path, None, f"holds {len(found)} scaling series ({names}); "
+                                "'fabricbench import-scaling FILE' stores one run per series")
+    series = found[0]
+    metrics = list(dict.fromkeys(m.metric for m in series.measurements))
+    parsed = ParsedRun(format=FORMAT.name, source=source, tool="scaling CSV", kind=KIND)
+    parsed.extra_provenance = {"study": {"mode": "strong", "metrics": metrics,
+                                         "primary_metric": "fom" if "fom" in metrics else "time",
+                                         "imported_from": source.path,
+                                         "lines": [min(series.lines), max(series.lines)]}}
+    for m in series.measurements:
+        parsed.emit(m)
+    return parsed
+
+
+def _format():
+    from fabricbench.importers import Importer
+
+    return Importer(name="scaling-csv", title="scaling CSV (nodes/ranks with time or fom)", detect=detect, parse=parse)
+
+
+FORMAT = _format()
