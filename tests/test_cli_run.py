@@ -108,12 +108,17 @@ def test_bad_input_is_one_clear_line(cli, db_path, args, message):
     assert not db_path.exists() or open_db(str(db_path)).list_runs() == []
 
 
+def measuring_latency(cli, db_path):
+    """A `run latency` that has stored two points: (the CLI process, its engine ranks)."""
+    proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
+    wait_for_points(db_path, 2)
+    return proc, engine_ranks(proc.pid)
+
+
 @pytest.mark.mpi
 def test_ctrl_c_keeps_points_and_marks_interrupted(cli, db_path):
-    proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
+    proc, ranks = measuring_latency(cli, db_path)
     try:
-        wait_for_points(db_path, 2)
-        ranks = engine_ranks(proc.pid)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -128,10 +133,8 @@ def test_ctrl_c_keeps_points_and_marks_interrupted(cli, db_path):
 
 @pytest.mark.mpi
 def test_killed_rank_fails_the_run_and_names_it(cli, db_path):
-    proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
+    proc, ranks = measuring_latency(cli, db_path)
     try:
-        wait_for_points(db_path, 2)
-        ranks = engine_ranks(proc.pid)
         assert len(ranks) == 2
         os.kill(max(ranks), signal.SIGKILL)
         _, err = proc.communicate(timeout=90)

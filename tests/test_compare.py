@@ -160,7 +160,7 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     out = res.output
     assert out.index("Comparability") < out.index("latency: lower is better")
     assert "B / A" in out and "1.17" in out and "1.16" in out  # 0.90 / 0.77, 0.91 / 0.78
-    assert "B adds 0.125 us on average vs A (0.12 to 0.13 us over 11 sizes)" in out
+    assert "B adds 0.125 us on average vs A (0.120 to 0.130 us over 11 sizes)" in out  # the one formatter: 3 digits
     assert "not judged" in out and "no spread recorded" in out
     res = runner.invoke(main, ["--db", db, "compare", str(a.id), str(b.id), "--json", "--benchmark", "latency"])
     data = json.loads(res.output)

@@ -244,13 +244,19 @@ def test_random_rings_follow_the_seed(engine):
     assert first["latency"]["detail"]["permutations"] == first["bandwidth"]["detail"]["permutations"]
 
 
-def test_ring_table_has_an_ordering_column(engine):
-    run = run_engine(engine, 2, ["ring", "--iterations", "1", "--random-rings", "2", "--format", "table"])
+def table_of(engine, args, header_start):
+    """The engine's --format table output on 2 ranks: (header lines starting so, split data rows)."""
+    run = run_engine(engine, 2, [*args, "--format", "table"])
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    headers = [l for l in lines if l.startswith("# Ordering")]
+    headers = [line for line in lines if line.startswith(header_start)]
+    return headers, [line.split() for line in lines if not line.startswith("#")]
+
+
+def test_ring_table_has_an_ordering_column(engine):
+    headers, rows = table_of(engine, ["ring", "--iterations", "1", "--random-rings", "2"], "# Ordering")
     assert len(headers) == 2 and "Latency(us)" in headers[0] and "(MB/s)" in headers[1]
-    rows = [l.split()[:2] for l in lines if not l.startswith("#")]
+    rows = [r[:2] for r in rows]
     assert rows == [["natural", "8"], ["random", "8"], ["natural", "2000000"], ["random", "2000000"]]
 
 
@@ -327,15 +333,11 @@ def test_cold_cache_with_validation(engine, validator):
 
 
 def test_table_format(engine):
-    run = run_engine(engine, 2, ["latency", "--sizes", "0:64", "--iterations", "10", "--format", "table"])
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
-    headers = [l for l in lines if l.startswith("# Size")]
+    headers, rows = table_of(engine, ["latency", "--sizes", "0:64", "--iterations", "10"], "# Size")
     assert len(headers) == 1 and "Latency(us)" in headers[0] and "Iterations" in headers[0]
-    rows = [l.split() for l in lines if not l.startswith("#")]
     assert [int(r[0]) for r in rows] == [0, 1, 2, 4, 8, 16, 32, 64]
     assert all(float(r[1]) > 0 and int(r[-1]) == 10 for r in rows)
-    assert not any(l.startswith("{") for l in lines)
+    assert not any(r and r[0].startswith("{") for r in rows)
 
 
 def test_table_format_two_metrics_per_row(engine):
