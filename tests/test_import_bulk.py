@@ -26,7 +26,7 @@ def test_points_round_trip_in_order(tmp_path):
         run = bulk.create_run(kind="import", tags={"x": "y"})
         for i in range(0, len(items), 250):  # batches that do not divide by the rows per INSERT
             bulk.add(run.id, items[i:i + 250])
-        bulk.finish_run(run.id, status="complete", ranks=2)
+        bulk.set_outcome(run.id, status="complete", ranks=2)
     stored = store.measurements(run.id)
     assert [m.seq for m in stored] == list(range(1, len(items) + 1))
     fields = ("benchmark", "params", "metric", "unit", "value", "mean", "min", "n", "stdev", "median", "detail")

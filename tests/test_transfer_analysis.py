@@ -22,7 +22,7 @@ from fabricbench.launch.nodes import HostNodes, LabNodes, Node
 from fabricbench.launch.procs import Daemon
 from fabricbench.store import open_db
 from fabricbench.workflows import transfer as wf
-from fabricbench.workflows import transfer_peer
+from fabricbench.launch import transfer_peer
 
 PEER = [sys.executable, str(Path(transfer_peer.__file__))]
 MiB = 1 << 20

@@ -162,7 +162,7 @@ def store_parsed(store, parsed: ParsedRun, label: Optional[str] = None, tags: Op
         bulk.add_artifact(run.id, "source", source_artifact(parsed))
         for name, data in parsed.artifacts.items():
             bulk.add_artifact(run.id, name, data)
-        bulk.finish_run(run.id, status=status, message=message)
+        bulk.set_outcome(run.id, status=status, message=message)
     return store.get_run(run.id)
 
 

@@ -117,7 +117,7 @@ def _import_one(bulk, source: Source, opts: ImportOptions) -> Dict[str, Any]:
             provenance["hosts"] = list(opts.hosts)
         if opts.ppn is not None:
             provenance.setdefault("ppn", opts.ppn)
-    bulk.finish_run(run.id, status=status, message=message, ranks=ranks, command=parsed.command,
+    bulk.set_outcome(run.id, status=status, message=message, ranks=ranks, command=parsed.command,
                     provenance=provenance, kind=parsed.kind)
     bulk.add_artifact(run.id, "source", source_artifact(parsed))
     for name, data in parsed.artifacts.items():

@@ -9,7 +9,7 @@ its file is done. Leaving the ``with`` block on an exception rolls everything ba
     with BulkWriter(store) as bulk:
         run_id = bulk.create_run(kind="import", provenance={...})
         bulk.add(run_id, batch_of_measurements)
-        bulk.finish_run(run_id, status="complete", ranks=2, provenance={...})
+        bulk.set_outcome(run_id, status="complete", ranks=2, provenance={...})
 """
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ class BulkWriter:
     def add_artifact(self, run_id: int, name: str, data: Any) -> None:
         self.conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
 
-    def finish_run(self, run_id: int, **fields: Any) -> None:
+    def set_outcome(self, run_id: int, **fields: Any) -> None:
         """Set what is known once a file is read: status, message, ranks, command, provenance, kind."""
         allowed = {"status", "message", "ranks", "command", "provenance", "label", "tags", "kind"}
         unknown = set(fields) - allowed

@@ -43,7 +43,7 @@ from fabricbench.lab.rates import tcp_goodput
 from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
 from fabricbench.store import Measurement, Run, Store
-from fabricbench.workflows import transfer_peer
+from fabricbench.launch import transfer_peer
 from fabricbench.workflows.session import RunFailed, Session
 
 KIND = "transfer"
