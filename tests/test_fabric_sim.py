@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_table import processes
 
 TOOLS = ("ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "smpquery", "sminfo", "saquery", "ibqueryerrors", "ibroute", "ibtracert")
 _ids = itertools.count()
@@ -37,18 +38,7 @@ pytestmark = pytest.mark.skipif(bool(_missing()), reason=f"needs ibsim-utils, op
 
 def processes_in(path: Path):
     """pids whose command line or working directory is in `path` (zombies have neither)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(f"/proc/{entry}/cwd")
-        except OSError:
-            continue
-        if str(path) in cmdline or cwd.startswith(str(path)):
-            found.append(int(entry))
-    return found
+    return [pid for pid, cmdline, cwd in processes() if str(path) in cmdline or cwd.startswith(str(path))]
 
 
 @pytest.fixture

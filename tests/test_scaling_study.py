@@ -1,7 +1,6 @@
 """`fabricbench scale` end to end: the Jacobi mini-app compiled with mpicc and run at 1, 2 and 4
 ranks through the real CLI; failed repetitions, timeouts, Ctrl-C; the lab when it exists."""
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -9,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_table import processes
 
 from fabricbench.store import open_db
 
@@ -155,17 +155,7 @@ def test_ctrl_c_keeps_finished_repetitions(cli, db_path, tmp_path):
 
 
 def _processes_matching(text: str):
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmd:
-            found.append(int(entry))
-    return found
+    return [pid for pid, cmdline, _cwd in processes() if text in cmdline]
 
 
 def test_bad_arguments_are_refused_before_anything_runs(cli, db_path, tmp_path):

@@ -36,6 +36,11 @@ design_options = [
 ]
 
 
+def _snapshot_options():
+    """What every command that stores a snapshot takes: the design, a timeout, label, tags, --json."""
+    return [*design_options, timeout_option, label_option, tag_option, json_option]
+
+
 def _design(width: Optional[str], speed: Optional[str]) -> Dict[str, Any]:
     from fabricbench.analysis.fabric_model import normalise_speed
     from fabricbench.workflows.fabric_topology import parse_width
@@ -56,6 +61,9 @@ def _with(options):
             f = option(f)
         return f
     return wrap
+
+
+snapshot_options = _snapshot_options()
 
 
 @main.group()
@@ -198,11 +206,7 @@ def sim_inject(fault, port, value, name) -> None:
 @sim_option
 @name_option
 @click.option("--routes", is_flag=True, help="Also store every switch's forwarding table (for fabric route and health).")
-@_with(design_options)
-@timeout_option
-@label_option
-@tag_option
-@json_option
+@_with(snapshot_options)
 @pass_state
 def scan_cmd(state, use_sim, name, routes, width, speed, timeout, label, tags, as_json) -> None:
     """Run the diagnostics (ibnetdiscover, iblinkinfo, smpquery, sminfo, ibqueryerrors) and store a snapshot.
@@ -224,11 +228,7 @@ def scan_cmd(state, use_sim, name, routes, width, speed, timeout, label, tags, a
 @click.option("--snapshot", "snapshot_ref", metavar="RUN", help="Judge a stored snapshot instead of scanning now.")
 @click.option("--against", "against", metavar="RUN", help="Compare with this snapshot (default: the previous one of the same fabric).")
 @click.option("--routes", is_flag=True, help="Also store the forwarding tables with the new snapshot.")
-@_with(design_options)
-@timeout_option
-@label_option
-@tag_option
-@json_option
+@_with(snapshot_options)
 @pass_state
 def check_cmd(state, use_sim, name, snapshot_ref, against, routes, width, speed, timeout, label, tags, as_json) -> None:
     """Scan the fabric (or take a stored snapshot) and give the verdict: links below their width or

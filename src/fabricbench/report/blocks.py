@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.series import Series, headline, variant_label
 from fabricbench.report import format as fmt
-from fabricbench.report.model import Column, Figure, Table
+from fabricbench.report.model import Column, Figure, Section, Table
 from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x, value_bars
 
 # An extra column per series: (title, unit, cell function of a Measurement).
@@ -372,4 +372,15 @@ def benchmark_section(
     notes = baseline_notes(ctx, series)
     if notes:
         section.add(Paragraph(f"Against the baseline run '{ctx.baseline.name}':"), BulletList(notes))
+    return section
+
+
+def grouped_section(section_id: str, title: str, intro: str, subs: Sequence[Any], notes: Sequence[Any] = ()) -> Optional[Section]:
+    """A section holding one subsection per benchmark and metric, or None when there are none."""
+    if not subs:
+        return None
+    section = Section(section_id, title)
+    section.intro = intro
+    section.add(*notes)
+    section.subsections = list(subs)
     return section

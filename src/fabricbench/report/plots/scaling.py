@@ -10,6 +10,7 @@ Each returns the image bytes (SVG or PNG). Scale axes are log2 (nodes or ranks d
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -29,6 +30,14 @@ _RC = {
 }
 MAX_CURVES = 12
 
+
+
+@contextmanager
+def _figure():
+    """A scaling plot's figure and axes, drawn with the plots' shared style."""
+    with rc_context(_RC):
+        fig = Figure(figsize=(7.2, 4.0), layout="constrained")
+        yield fig, fig.add_subplot()
 
 def _scale_axis(ax, scales: Sequence[float], axis_name: str) -> None:
     ax.set_xscale("log", base=2)
@@ -55,9 +64,7 @@ def _shown(analysis):
 def value_plot(analysis, fmt: str = "svg", metric_label: Optional[str] = None) -> bytes:
     """Mean value per scale with 95% CI error bars; the fitted model as a dashed curve."""
     shown = _shown(analysis)
-    with rc_context(_RC):
-        fig = Figure(figsize=(7.2, 4.0), layout="constrained")
-        ax = fig.add_subplot()
+    with _figure() as (fig, ax):
         all_scales: List[float] = []
         for i, sa in enumerate(shown):
             s = sa.series
@@ -102,9 +109,7 @@ def _plot_efficiency_lines(ax, shown, field: str) -> List[float]:
 
 def speedup_plot(analysis, fmt: str = "svg") -> bytes:
     shown = _shown(analysis)
-    with rc_context(_RC):
-        fig = Figure(figsize=(7.2, 4.0), layout="constrained")
-        ax = fig.add_subplot()
+    with _figure() as (fig, ax):
         all_scales = _plot_efficiency_lines(ax, shown, "speedup")
         bases = {sa.baseline for sa in shown if sa.baseline}
         if all_scales and len(bases) == 1:
@@ -122,9 +127,7 @@ def speedup_plot(analysis, fmt: str = "svg") -> bytes:
 
 def efficiency_plot(analysis, fmt: str = "svg") -> bytes:
     shown = _shown(analysis)
-    with rc_context(_RC):
-        fig = Figure(figsize=(7.2, 4.0), layout="constrained")
-        ax = fig.add_subplot()
+    with _figure() as (fig, ax):
         all_scales = _plot_efficiency_lines(ax, shown, "efficiency")
         top = max([1.05] + [e.efficiency * 1.05 for sa in shown for e in sa.efficiency if e.efficiency is not None])
         ax.axhline(analysis.threshold, color="#d62728", linestyle="--", linewidth=1, label=f"threshold {analysis.threshold:.0%}")
@@ -145,9 +148,7 @@ def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
     scales = sorted({p.scale for c in comps for p in c.points if p.ratio is not None})
     if not scales:
         return None
-    with rc_context(_RC):
-        fig = Figure(figsize=(7.2, 4.0), layout="constrained")
-        ax = fig.add_subplot()
+    with _figure() as (fig, ax):
         n = len(comps)
         width = 0.8 / n
         for i, c in enumerate(comps):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from fabricbench.analysis.peaks import SHARED_MEMORY, over_peak_note, percent_of_peak, point_peak
 from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
-from fabricbench.report.model import Notice, Section
+from fabricbench.report.model import Notice
 from fabricbench.report.plots import RefLine, run_color
 
 ORDER = 40
@@ -73,10 +73,6 @@ def build(ctx):
             )
             if sub is not None:
                 subs.append(sub)
-    if not subs:
-        return None
-    section = Section("bandwidth", "Bandwidth")
-    section.intro = "Bandwidth is decimal MB/s (10^6 bytes/s). Peaks come from data/fabrics.toml."
-    section.add(*notes)
-    section.subsections = subs
-    return section
+    return blocks.grouped_section("bandwidth", "Bandwidth",
+                                  "Bandwidth is decimal MB/s (10^6 bytes/s). Peaks come from data/fabrics.toml.",
+                                  subs, notes)

@@ -4,7 +4,6 @@ from __future__ import annotations
 from fabricbench.report import blocks
 from fabricbench.report.blocks import band_of, fmt_value
 from fabricbench.analysis.series import headline
-from fabricbench.report.model import Section
 
 ORDER = 50
 COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter")
@@ -29,9 +28,5 @@ def build(ctx):
             )
             if sub is not None:
                 subs.append(sub)
-    if not subs:
-        return None
-    section = Section("collectives", "Collectives")
-    section.intro = "Cells show the mean over ranks and, in brackets, the fastest and slowest rank."
-    section.subsections = subs
-    return section
+    return blocks.grouped_section("collectives", "Collectives",
+                                  "Cells show the mean over ranks and, in brackets, the fastest and slowest rank.", subs)
