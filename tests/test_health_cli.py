@@ -153,3 +153,32 @@ def test_floor_from_the_fabric_catalog(cli, db_path):
     assert data["findings"][0]["kind"] == "fabric" and "50% of" in data["findings"][0]["evidence"]
     out = cli("health", "--from-run", str(untagged), "--floor", "50", "--json", check=False)
     assert out.returncode == 0 and any("--floor ignored" in n for n in json.loads(out.stdout)["notes"])
+
+
+def test_health_command_and_report_give_the_same_verdict_for_one_run(cli, db_path):
+    """One verdict (analysis.health_check.check): the command and the report name the same findings,
+    including the note that an interrupted run misses pairs."""
+    from fabricbench.report.context import ReportContext, load_runs
+    from fabricbench.report.model import Notice, Table
+    from fabricbench.report.sections import health as section
+
+    bw, lat = healthy(10, seed=3)
+    bw[2, :] *= 0.4
+    bw[:, 2] *= 0.4
+    bw[6, 8] *= 0.3
+    bw[8, 6] *= 0.3
+    run_id = store_allpairs(db_path, bw, lat)
+    store = open_db(str(db_path))
+    store.finish_run(run_id, "interrupted", "stopped by SIGTERM")
+    data = json.loads(cli("health", "--from-run", str(run_id), "--json", check=False).stdout)
+    cli_findings = sorted((f["severity"], f["kind"], ", ".join(f["nodes"])) for f in data["findings"])
+    assert ("critical", "node", "c03") in cli_findings or ("warning", "node", "c03") in cli_findings
+
+    (built,) = section.build_all(ReportContext(load_runs(store, [run_id])))
+    notices = [b.text for b in built.blocks if isinstance(b, Notice)]
+    (flagged,) = [b for b in built.blocks if isinstance(b, Table) and b.caption == "Flagged"]
+    report_findings = sorted((row[0].text, row[1].text, row[3].text) for row in flagged.cells())
+    assert report_findings == cli_findings
+    assert notices[0] == data["verdict"]
+    assert f"run {run_id} is interrupted: pairs it did not reach are missing" in notices
+    assert f"run {run_id} is interrupted: pairs it did not reach are missing" in data["notes"]
