@@ -50,7 +50,12 @@ class State:
         """The SQLite file the URL names (None for a server database or memory)."""
         import sqlalchemy as sa
 
-        url = sa.engine.make_url(self.url)
+        from fabricbench.store.db import StoreError, shown_url
+
+        try:
+            url = sa.engine.make_url(self.url)
+        except (sa.exc.ArgumentError, ValueError) as exc:
+            raise StoreError(f"database URL {shown_url(self.url)} cannot be used: {exc}") from None
         if not url.drivername.startswith("sqlite") or not url.database or url.database == ":memory:":
             return None
         return Path(url.database)
