@@ -49,3 +49,31 @@ def test_a_failure_stores_nothing(tmp_path):
             bulk.add(run.id, [point(1), Measurement(None, {"size": 1}, "latency", "us", value=1.0)])
     assert store.list_runs() == []
     store.close()
+
+
+def test_series_rows_store_what_the_parser_emits(tmp_path):
+    """The import's fast path for two-column OSU tables (rows, no Measurement each) stores the same
+    points, in the same order, as the general path that the parser emits without a sink; short
+    tables are held and inserted together, interleaved with points of other tables in file order."""
+    from fabricbench.importers import Source, parse_source
+    from fabricbench.importers.ingest import ImportOptions, import_files
+
+    path = tmp_path / "log.txt"
+    runs = []
+    for r in range(3):
+        runs.append("# OSU MPI Latency Test v7.3\n# Size          Latency (us)\n# Datatype: MPI_CHAR.\n" +
+                    "".join(f"{s:<10d}{0.25 + s * 1e-3 + r:12.2f}\n" for s in (0, 1, 2, 4, 8)))
+        runs.append("# OSU MPI Bi-Directional Bandwidth Test v7.3\n# Size      Bandwidth (MB/s)\n" +
+                    "".join(f"{s:<10d}{100.5 * s + r:12.2f}\n" for s in (1, 2, 4)))
+    path.write_text("".join(runs))
+    expected = parse_source(Source.open(str(path))).measurements
+    store = open_db(str(tmp_path / "series.db"))
+    [result] = import_files(store, [str(path)], ImportOptions(ranks=2))
+    stored = store.measurements(result["run"])
+    assert len(stored) == len(expected) == 24
+    for want, got in zip(expected, stored):
+        want_params = {**want.params, "ranks": 2}
+        assert (got.benchmark, got.params, got.metric, got.unit, got.value, got.mean, got.median, got.detail) == \
+            (want.benchmark, want_params, want.metric, want.unit, want.value, want.mean, want.median, want.detail)
+    assert [m.metric for m in stored[5:8]] == ["bibandwidth"] * 3
+    store.close()

@@ -10,7 +10,7 @@ import) is reported and skipped unless ``again`` is set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.importers import get_importer, parse_source, run_status, source_artifact
 from fabricbench.importers.base import DEFAULT_MAX_BYTES, ImportFormatError, Source
@@ -73,6 +73,18 @@ class _Batcher:
         if self.items:
             self.bulk.add(self.run_id, self.items)
             self.items = []
+
+    def series(self, benchmark: str, base: Dict[str, Any], metric: str, unit: str, source: str,
+               extra: Optional[Dict[str, Any]], rows: List[Tuple[int, float, int]]) -> None:
+        """Rows of one table that differ only in size, value and line: stored without a Measurement
+        each (the fast loop of a multi-million-row file). ``rows`` are (size, value, line number)."""
+        if not rows:
+            return
+        self.flush()  # keep the file's order
+        if self.ranks is not None and base.get("ranks") is None:
+            base = {**base, "ranks": self.ranks}
+            self.filled += len(rows)
+        self.bulk.add_series(self.run_id, benchmark, base, metric, unit, source, extra, rows)
 
 
 def import_files(store, paths: Sequence[str], options: Optional[ImportOptions] = None) -> List[Dict[str, Any]]:

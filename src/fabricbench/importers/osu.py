@@ -407,16 +407,17 @@ def _is_simple_row(tokens: List[str]) -> bool:
 def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, table: Table, line: b.Line) -> None:
     """Consecutive rows of a two-column table (size and one figure), read in one loop: a file of
     millions of rows spends its time here. ``line`` is such a row; the loop stops at, and gives
-    back, the first line that is not one (which ``parse`` then reads the general way)."""
+    back, the first line that is not one (which ``parse`` then reads the general way). A sink
+    that takes whole series (the import's) gets (size, value, line) rows, not a Measurement each."""
     metric, unit = SIMPLE[tuple(table.roles or ())]
     if metric == "bandwidth" and table.benchmark.endswith("bibw"):
         metric = "bibandwidth"
     bench, label, name = table.benchmark, table.labels[1], source.name
     base = table.base_params()
-    datatype = table.datatype
-    sink = parsed.sink if parsed.sink is not None else parsed.measurements.append
+    extra = {"datatype": table.datatype} if table.datatype else None
+    series = getattr(parsed.sink, "series", None)
+    rows: List[Tuple[int, float, int]] = []
     last, count = table.last_size, 0
-    Measurement = b.Measurement
     while line is not None:
         tokens = line.text.split()
         if not _is_simple_row(tokens):
@@ -428,18 +429,34 @@ def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, ta
             b.integer(source, line.no, size_text, "Size")  # raises: outside the database's range
         if last is not None and size <= last:
             b.require_increasing(source, line.no, last, size, f"the '{table.title}' table")
-        value = _number(source, line.no, tokens[1], label)
-        params = base.copy()
-        params["size"] = size
-        info = {"source": f"{name}:{line.no}", "datatype": datatype} if datatype else {"source": f"{name}:{line.no}"}
-        sink(Measurement(bench, params, metric, unit, value, None, None, None, None, value, None, None, None, info))
+        rows.append((size, _number(source, line.no, tokens[1], label), line.no))
         last, count = size, count + 1
         table.last_no = line.no
+        if len(rows) >= SERIES_BATCH:
+            _send(parsed, series, bench, base, metric, unit, name, extra, rows)
+            rows = []
         line = reader.next()
+    _send(parsed, series, bench, base, metric, unit, name, extra, rows)
     table.last_size = last
     table.rows += count
     table.points += count
     parsed.note_points(bench, count, base.get("ranks"))
+
+
+SERIES_BATCH = 5000
+
+
+def _send(parsed: b.ParsedRun, series, bench: str, base: Dict[str, Any], metric: str, unit: str, name: str,
+          extra: Optional[Dict[str, Any]], rows: List[Tuple[int, float, int]]) -> None:
+    if series is not None:
+        series(bench, base, metric, unit, name, extra, rows)
+        return
+    sink = parsed.sink if parsed.sink is not None else parsed.measurements.append
+    for size, value, no in rows:
+        params = base.copy()
+        params["size"] = size
+        info = {"source": f"{name}:{no}", **extra} if extra else {"source": f"{name}:{no}"}
+        sink(b.Measurement(bench, params, metric, unit, value, None, None, None, None, value, None, None, None, info))
 
 
 def _row(source: b.Source, point: b.PointFactory, table: Table, no: int, tokens: List[str]) -> None:

@@ -26,6 +26,8 @@ from fabricbench.store.records import STAT_FIELDS, Measurement, Run
 
 CACHE_KIB = 64 * 1024
 _BASE_COLUMNS = ("run_id", "seq", "benchmark", "size", "params", "metric", "unit", "detail")
+_SERIES_COLUMNS = _BASE_COLUMNS + ("value", "mean")
+SERIES_ROWS = 5000
 _STATS = operator.attrgetter(*STAT_FIELDS)
 _DUMPS = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _STRING = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
@@ -85,6 +87,7 @@ class BulkWriter:
         self._seq: Dict[int, int] = {}
         self._json = _JsonCache()
         self._sql: Dict[Tuple[Tuple[str, ...], int], str] = {}
+        self._series: List[tuple] = []  # rows of add_series not yet inserted (tables are often short)
 
     def __enter__(self) -> "BulkWriter":
         self._ctx = self.store._write()
@@ -96,12 +99,23 @@ class BulkWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            try:
+                self.flush()
+            except BaseException as err:  # the held rows failed: roll everything back as for any error
+                self._restore_cache()
+                if not self._ctx.__exit__(type(err), err, err.__traceback__):
+                    raise
+                return False
+        self._restore_cache()
+        return self._ctx.__exit__(exc_type, exc, tb)
+
+    def _restore_cache(self) -> None:
         if self.store.is_sqlite:
             try:
                 self.conn.exec_driver_sql("PRAGMA cache_size=-2000")  # SQLite's default again, for the pool
             except Exception:  # the transaction's own outcome is what matters here
                 pass
-        return self._ctx.__exit__(exc_type, exc, tb)
 
     def create_run(self, kind: str, label: Optional[str] = None, tags: Optional[Dict[str, str]] = None,
                    command: Optional[str] = None, provenance: Optional[Dict[str, Any]] = None,
@@ -119,6 +133,7 @@ class BulkWriter:
         bound as NULLs: binding is most of an insert's cost from Python."""
         if not items:
             return
+        self.flush()
         every = [_STATS(item) for item in items]
         keep = [i for i, column in enumerate(zip(*every)) if column.count(None) != len(column)]
         stats = tuple(STAT_FIELDS[i] for i in keep)
@@ -136,6 +151,34 @@ class BulkWriter:
                          item.unit, detail(item.detail)) + pick(values))
         self._executemany(_BASE_COLUMNS + stats, rows)
         self._seq[run_id] = seq
+
+    def add_series(self, run_id: int, benchmark: str, base: Dict[str, Any], metric: str, unit: str, source: str,
+                   extra: Optional[Dict[str, Any]], rows: Sequence[Tuple[int, float, int]]) -> None:
+        """Append points that share everything but size, value and source line, given as
+        (size, value, line) rows: their params and detail JSON are built from two fixed fragments
+        (the same text ``add`` would store; the value is also the mean: OSU and IMB print averages)."""
+        if not rows:
+            return
+        head = _DUMPS(base)[:-1] + ("," if base else "") + '"size":'
+        name = _STRING(source + ":")[:-1]  # the quoted file name without its closing quote
+        tail = "}" if not extra else "," + _DUMPS(extra)[1:]
+        seq = self._seq[run_id]
+        out = []
+        append = out.append
+        for size, value, line in rows:
+            seq += 1
+            append((run_id, seq, benchmark, size, f"{head}{size}}}", metric, unit,
+                    f'{{"source":{name}{line}"{tail}', value, value))
+        self._seq[run_id] = seq
+        self._series.extend(out)
+        if len(self._series) >= SERIES_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Insert the rows ``add_series`` is holding (done before any other write of this writer)."""
+        if self._series:
+            rows, self._series = self._series, []
+            self._executemany(_SERIES_COLUMNS, rows)
 
     def _executemany(self, columns: Tuple[str, ...], rows: List[tuple]) -> None:
         """The driver's own executemany (SQLAlchemy's per-row parameter processing costs more than
@@ -171,6 +214,7 @@ class BulkWriter:
         return sql
 
     def add_artifact(self, run_id: int, name: str, data: Any) -> None:
+        self.flush()
         self.conn.execute(schema.artifacts.insert().values(run_id=run_id, name=name, data=data))
 
     def set_outcome(self, run_id: int, **fields: Any) -> None:
@@ -179,6 +223,7 @@ class BulkWriter:
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"cannot set {sorted(unknown)}")
+        self.flush()
         self.conn.execute(schema.runs.update().where(schema.runs.c.id == run_id).values(**fields))
 
     def runs_with_digest(self, sha256: str) -> List[int]:
