@@ -418,9 +418,10 @@ def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, ta
     series = getattr(parsed.sink, "series", None)
     rows: List[Tuple[int, float, int]] = []
     last, count = table.last_size, 0
+    inf = math.inf
     while line is not None:
         tokens = line.text.split()
-        if not _is_simple_row(tokens):
+        if len(tokens) != 2 or not (tokens[0].isascii() and tokens[0].isdigit()):  # _is_simple_row, inlined
             reader.back()  # parse() reads it; never the first line (parse only calls this for a simple row)
             break
         size_text = tokens[0]
@@ -429,7 +430,13 @@ def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, ta
             b.integer(source, line.no, size_text, "Size")  # raises: outside the database's range
         if last is not None and size <= last:
             b.require_increasing(source, line.no, last, size, f"the '{table.title}' table")
-        rows.append((size, _number(source, line.no, tokens[1], label), line.no))
+        try:
+            value = float(tokens[1])
+        except ValueError:
+            value = -1.0  # _number below says why
+        if not 0.0 <= value < inf:  # also NaN
+            value = _number(source, line.no, tokens[1], label)  # raises with the right message
+        rows.append((size, value, line.no))
         last, count = size, count + 1
         table.last_no = line.no
         if len(rows) >= SERIES_BATCH:
