@@ -244,6 +244,36 @@ def test_random_rings_follow_the_seed(engine):
     assert first["latency"]["detail"]["permutations"] == first["bandwidth"]["detail"]["permutations"]
 
 
+def measured_order(engine, *args: str) -> List[int]:
+    run = run_engine(engine, 2, ["latency", "--sizes", "1:1K", "--iterations", "5", *args])
+    assert run.returncode == 0, run.stderr
+    [start] = run.of("run")
+    assert start["options"]["order"] == ("random" if "random" in args else "ascending")
+    assert start["options"]["sizes"] == sizes_of(run.points)  # the record says the order it measured in
+    return sizes_of(run.points)
+
+
+def test_random_order_measures_every_size_once_in_the_seeds_order(engine):
+    ascending = measured_order(engine)
+    first = measured_order(engine, "--order", "random", "--seed", "7")
+    again = measured_order(engine, "--order", "random", "--seed", "7")
+    other = measured_order(engine, "--order", "random", "--seed", "8")
+    assert ascending == [1 << i for i in range(11)]
+    assert sorted(first) == sorted(other) == ascending
+    assert first == again and first != ascending and first != other
+    refused = run_engine(engine, 2, ["latency", "--seed", "7"])  # a seed without a shuffle is still refused
+    assert refused.returncode == 2 and "does not take --seed" in refused.stderr
+
+
+def test_run_shuffles_only_the_steps_that_measure_several_sizes():
+    from fabricbench import suite
+
+    steps = {s.benchmark: s for s in suite.plan(["quick", "barrier"], 2, order="random")}
+    assert steps["latency"].args[-2:] == ("--order", "random")
+    assert "--order" not in steps["barrier"].args
+    assert all("--order" not in s.args for s in suite.plan(["quick"], 2))
+
+
 def table_of(engine, args, header_start):
     """The engine's --format table output on 2 ranks: (header lines starting so, split data rows)."""
     run = run_engine(engine, 2, [*args, "--format", "table"])

@@ -214,7 +214,10 @@ int fb_bench_check(const fb_ctx *ctx, char *err, size_t len, int *usage)
         return -1;
     }
     *usage = 1;
-    unsigned refused = o->given & ~b->takes;
+    unsigned takes = b->takes;
+    if (o->order_random && (b->takes & FB_OPT_SIZES))
+        takes |= FB_OPT_SEED; /* the seed of the shuffle */
+    unsigned refused = o->given & ~takes;
     if (refused) {
         refusal(b, refused & -refused, err, len); /* the first one, in FB_OPT_* order */
         return -1;
@@ -247,6 +250,18 @@ static void set_sizes(fb_ctx *ctx, const long long *sizes, int n)
     ctx->points_planned = (long long)n * ctx->bench->points_per_size;
 }
 
+/* Fisher-Yates from the seed (mixed with a constant of its own, so it is not the rings' draw). */
+static void shuffle_sizes(long long *sizes, int n, uint64_t seed)
+{
+    uint64_t rng = seed ^ 0x0bde5ed51e5ULL;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(fb_splitmix64(&rng) % (uint64_t)(i + 1));
+        long long t = sizes[i];
+        sizes[i] = sizes[j];
+        sizes[j] = t;
+    }
+}
+
 int fb_bench_sizes(fb_ctx *ctx)
 {
     const fb_bench *b = ctx->bench;
@@ -273,6 +288,8 @@ int fb_bench_sizes(fb_ctx *ctx)
     if (skipped && kept && ctx->rank == 0)
         fprintf(stderr, "fabricbench-mpi: note: %s skips sizes below %lld bytes (one float)\n", b->name,
                 b->size_floor);
+    if (ctx->opt.order_random) /* the same shuffle on every rank: all parse the same seed */
+        shuffle_sizes(all, kept, ctx->opt.seed);
     ctx->sizes = all;
     ctx->nsizes = kept;
     ctx->points_planned = (long long)kept * b->points_per_size;

@@ -55,14 +55,6 @@ static const hpcc_counts ring_bw = {BW_BYTES, 2, 3, 10};
 
 /* ---- shared helpers ------------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* n buffers for messages of hc->size bytes, which validation messages name. */
 static void use_buffers(fb_ctx *ctx, const hpcc_counts *hc, fb_buf *const bufs[], int n)
 {
@@ -179,7 +171,7 @@ static int *choose_pairs(const fb_ctx *ctx, long long count, long long total)
     uint64_t rng = ctx->opt.seed ^ 0x5eed0fa1157a11ULL;
     long long n = 0;
     for (long long j = total - count; j < total; j++) {
-        long long t = (long long)(splitmix64(&rng) % (uint64_t)(j + 1));
+        long long t = (long long)(fb_splitmix64(&rng) % (uint64_t)(j + 1));
         for (int pass = 0; pass < 2; pass++) {
             long long h = bits ? (long long)(((uint64_t)t * 0x9e3779b97f4a7c15ULL) >> (64 - bits)) : 0;
             int present = 0;
@@ -397,7 +389,7 @@ static void make_random_rings(uint64_t seed, int count, int np, int *orders)
         for (int i = 0; i < np; i++)
             order[i] = i;
         for (int i = np - 1; i > 0; i--) {
-            int j = (int)(splitmix64(&rng) % (uint64_t)(i + 1));
+            int j = (int)(fb_splitmix64(&rng) % (uint64_t)(i + 1));
             int t = order[i];
             order[i] = order[j];
             order[j] = t;

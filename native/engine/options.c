@@ -187,6 +187,7 @@ static int p_sizes(const option_def *d, fb_options *opt, const char *text, char 
 static const char *const cache_words[] = {"warm", "cold", NULL};       /* cache_cold: 0, 1 */
 static const char *const mode_words[] = {"exchange", "pairs", NULL};   /* FB_MODE_* */
 static const char *const format_words[] = {"jsonl", "table", NULL};    /* FB_FORMAT_* */
+static const char *const order_words[] = {"ascending", "random", NULL}; /* order_random: 0, 1 */
 
 static const option_def options[] = {
     {"--sizes", "MIN:MAX", p_sizes, F(size_min), F(sizes_given), FB_OPT_SIZES, .section = COMMON,
@@ -215,7 +216,8 @@ static const option_def options[] = {
      .help = "fill send buffers with a pattern (size, iteration, rank) and check\n"
              "every received byte; a mismatch exits with status 3"},
     {"--seed", "N", p_seed, F(seed), 0, FB_OPT_SEED, .expected = "an integer >= 0",
-     .help = "seed of ring's random rings and of pingpong_pairs' sampling (1)"},
+     .help = "seed of ring's random rings, of pingpong_pairs' sampling and of\n"
+             "--order random's shuffle (1)"},
     {"--pairs", "N", p_int, F(pairs), 0, FB_OPT_PAIRS, 1, INT_MAX, .expected = "a positive integer",
      .help = "pairs for mbw_mr and multi_lat (np/2), or the number of sampled\n"
              "pairs for pingpong_pairs (all that fit the time budget)"},
@@ -223,6 +225,11 @@ static const option_def options[] = {
      .expected = "a positive integer", .help = "random rings for ring (HPCC: 30 for latency, 10 for bandwidth)"},
     {"--root", "R", p_int, F(root), 0, FB_OPT_ROOT, 0, INT_MAX, .expected = "a rank >= 0",
      .help = "root rank of bcast and reduce (0)"},
+    {"--order", "ascending|random", p_choice, F(order_random), .choices = order_words,
+     .expected = "ascending or random",
+     .help = "order in which the message sizes are measured (ascending); random:\n"
+             "a shuffle drawn from --seed, so a burst of load on the host hits\n"
+             "scattered sizes rather than a run of neighbouring ones"},
     {"--format", "jsonl|table", p_choice, F(format), .choices = format_words, .expected = "jsonl or table",
      .help = "JSON Lines records (default) or a human table"},
     {"--mode", "exchange|pairs", p_choice, F(mode), 0, FB_OPT_MODE, .choices = mode_words,

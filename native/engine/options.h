@@ -52,6 +52,7 @@ typedef struct {
     int repetitions;           /* allpairs: sweeps over every pair (3) */
     int retest;                /* allpairs: at least this many slowest pairs measured again alone (4) */
     int format;                /* enum fb_format */
+    int order_random;          /* measure the sizes in a random order drawn from --seed */
     unsigned given;            /* FB_OPT_* of the options on the command line */
 
     /* Test hooks (documented as such; not for measurements). */

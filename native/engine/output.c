@@ -269,6 +269,7 @@ static void options_json(fb_ctx *ctx, fb_json *j)
             fb_json_null(j, "random_rings");
         fb_json_int(j, "root", o->root);
     }
+    fb_json_str(j, "order", o->order_random ? "random" : "ascending");
     fb_json_str(j, "format", o->format == FB_FORMAT_TABLE ? "table" : "jsonl");
     if (o->inject_corruption >= 0)
         fb_json_int(j, "inject_corruption", o->inject_corruption);

@@ -5,6 +5,7 @@
 #define FB_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION = 3 };
 
@@ -16,5 +17,14 @@ void *fb_calloc(size_t n, size_t size);
 /* Sleeps FB_NAP_NS: how long a rank with nothing to do waits between polls. */
 #define FB_NAP_NS 20000
 void fb_nap(void);
+
+/* splitmix64: a small, well-mixed generator for reproducible draws from a seed. */
+static inline uint64_t fb_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
 
 #endif

@@ -193,8 +193,10 @@ def plan(
     ranks: int,
     sizes: Optional[str] = None,
     extra: Sequence[str] = (),
+    order: Optional[str] = None,
 ) -> List[Step]:
-    """Steps for suite and benchmark names; `sizes` and `extra` engine args apply to every step."""
+    """Steps for suite and benchmark names; `sizes` and `extra` engine args apply to every step,
+    `order` ("ascending" or "random") to every step that measures several sizes."""
     if not selection:
         selection = ["quick"]
     steps: List[Step] = []
@@ -221,6 +223,8 @@ def plan(
             # User arguments replace a suite's time budget instead of fighting it.
             keep = step.args if not any(a in ("--time-budget", "--iterations") for a in extra) else ()
             new = replace(new, args=tuple(keep) + tuple(extra))
+        if order and spec.sizes and "--order" in spec.options:
+            new = replace(new, args=tuple(new.args) + ("--order", order))
         check_options(spec, new.args)
         overridden.append(new)
     return overridden

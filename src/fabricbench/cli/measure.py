@@ -91,8 +91,11 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
 @click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
+@click.option("--order", type=click.Choice(["random", "ascending"]), default="random", show_default=True,
+              help="Order in which each benchmark measures its sizes: random scatters a burst of load "
+              "over the curve instead of a run of neighbouring sizes (Hoefler and Belli).")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
     Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
@@ -105,7 +108,7 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         extra += ["--iterations", str(iterations)]
     if time_budget:
         extra += ["--time-budget", str(time_budget)]
-    steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra)
+    steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
     store = state.store
     with make_progress(
         console,
