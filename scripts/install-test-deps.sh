@@ -3,6 +3,8 @@
 #   fabric     ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
 #   transfer   xrootd-server, xrootd-client (fabricbench transfer)
 #   netpipe    netpipe-tcp, netpipe-openmpi (the NetPIPE importer's live tests)
+#   apps       lammps, quantum-espresso, openfoam (the application catalogue's real runs and
+#              `fabricbench study apps`; about 130 MB to download, 1-2 minutes to install)
 # `make run` does not need any of them.
 set -euo pipefail
 
@@ -10,6 +12,7 @@ declare -A groups=(
   [fabric]="ibsim-utils opensm infiniband-diags"
   [transfer]="xrootd-server xrootd-client"
   [netpipe]="netpipe-tcp netpipe-openmpi"
+  [apps]="lammps quantum-espresso openfoam"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 
@@ -36,8 +39,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing test packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Others may be installing at the same time: wait for dpkg's lock instead of failing.
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start their own OpenSM on a simulated fabric; the package's service must not manage a real
 # fabric on a machine that has one just because the tests were run there.
 if [[ " ${missing[*]} " == *" opensm "* ]] && command -v systemctl >/dev/null; then

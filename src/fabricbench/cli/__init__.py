@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "profile",
     "health",
     "scaling",
+    "apps",
     "hpcc",
     "fabric",
     "transfer",

@@ -93,10 +93,13 @@ def _launcher_for(name: str, hostfile, hosts, mpirun_args):
 @click.option("--hosts", help="Comma-separated host names; --nodes N uses the first N.")
 @click.option("--mpirun-args", metavar="ARGS", help='Extra launcher arguments, e.g. "--mca btl tcp,self".')
 @click.option("--timeout", type=click.FloatRange(min=0.1), metavar="SECONDS", help="Stop a repetition after this long and record it as failed.")
-@click.argument("app", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- APP [ARGS]...")
+@click.option("--app", "app_name", metavar="NAME", help="A catalogued application (fabricbench app list) instead of '-- APP': "
+              "its standard input, own time and figure of merit.")
+@click.option("--size", type=click.IntRange(min=1), default=1, show_default=True, help="Problem size of --app.")
+@click.argument("app", nargs=-1, required=False, type=click.UNPROCESSED, metavar="-- APP [ARGS]...")
 @pass_state
 def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, higher_is_better, weak, label, tags,
-          launcher, hostfile, hosts, mpirun_args, timeout, app):
+          launcher, hostfile, hosts, mpirun_args, timeout, app_name, size, app):
     """Run an application at several scales, repeatedly, and store a scaling study.
 
     Every repetition is stored as it finishes (wall time and/or the figure of merit, exit
@@ -107,6 +110,7 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
     Examples:
       fabricbench scale --nodes 1,2,4,8 --ppn 4 --repeat 3 --tag fabric=edr -- ./app input.dat
       fabricbench scale --np-list 1,2,4 --fom 'FOM: ([0-9.]+)' --fom-unit Mcells/s -- ./jacobi
+      fabricbench scale --app lammps-lj --size 2 --launcher lab --nodes 1,2,4 --repeat 3
     """
     from fabricbench.workflows.scaling import StudySpec, parse_int_list, plan_points, run_study
 
@@ -115,9 +119,10 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
     np_list = parse_int_list(np_text, "--np-list") if np_text else None
     points = plan_points(nodes, ppn, np_list)
     time_choice = None if time_source.strip().lower() == "none" else ("wall" if time_source.strip().lower() == "wall" else time_source)
+    case = _app_case(app_name, size, app, fom, time_source, tag_map)
     spec = StudySpec(
         app=list(app), points=points, repeat=repeat, time=time_choice, fom=fom, fom_unit=fom_unit,
-        higher_is_better=higher_is_better, weak=weak, timeout=timeout, label=label, tags=tag_map,
+        higher_is_better=higher_is_better, weak=weak, timeout=timeout, label=label, tags=tag_map, case=case,
     )
     launcher_for = _launcher_for(launcher, hostfile, hosts, mpirun_args)
     store = state.store
@@ -130,7 +135,11 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
         TextColumn("{task.fields[eta]}", style="cyan"),
         TextColumn("{task.fields[note]}", style="yellow"),
     ) as progress:
-        outcome = run_study(store, spec, launcher_for, observer=ScaleProgress(progress, repeat))
+        try:
+            outcome = run_study(store, spec, launcher_for, observer=ScaleProgress(progress, repeat))
+        finally:
+            if case is not None:
+                case.cleanup()
     _print_study_summary(store, outcome.run.id)
     ok = outcome.done - outcome.failed
     console.print(
@@ -141,6 +150,24 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
     if outcome.failed:
         console.print(f"[yellow]{outcome.failed} failed repetition(s) are stored with their reasons and left out of the statistics[/]", highlight=False)
     console.print(f"see it with: fabricbench scaling-report {outcome.run.id}", highlight=False)
+
+
+def _app_case(app_name, size, app, fom, time_source, tags):
+    """The catalogued application of --app (its input folder made per scale), or None for '-- APP'."""
+    if not app_name:
+        if not app:
+            raise UsageError("name the application: --app NAME (fabricbench app list) or '-- ./app args'")
+        return None
+    if app:
+        raise UsageError("give --app NAME or '-- APP ARGS', not both")
+    if fom or time_source.strip().lower() != "wall":
+        raise UsageError("--app reads the application's own time and figure of merit; --time and --fom are for '-- APP'")
+    from fabricbench.apps import get_recipe
+    from fabricbench.workflows.app import AppCase
+
+    recipe = get_recipe(app_name)
+    tags.setdefault("app", recipe.name)
+    return AppCase(recipe, size)
 
 
 def _print_study_summary(store, run_id: int) -> None:

@@ -42,6 +42,18 @@ def _launcher_flavour(argv0: str) -> Optional[str]:
         return None
 
 
+def preload_args(flavour: Optional[str], preload: str, profile_path: str) -> Tuple[List[str], Dict[str, str]]:
+    """Launcher arguments and environment variables that hand the profiler to every rank:
+    ``-x`` for Open MPI's mpirun, ``-genv`` for MPICH's, else the environment (srun, a script)."""
+    if flavour == "openmpi":
+        from fabricbench.launch.mpi import openmpi_root_env
+
+        return ["-x", f"LD_PRELOAD={preload}", "-x", f"FABRICBENCH_PROFILE={profile_path}"], openmpi_root_env()
+    if flavour == "mpich":
+        return ["-genv", "LD_PRELOAD", preload, "-genv", "FABRICBENCH_PROFILE", profile_path], {}
+    return [], {"LD_PRELOAD": preload, "FABRICBENCH_PROFILE": profile_path}
+
+
 def prepare_command(command: Sequence[str], library: PathLike, profile_path: PathLike,
                     env: Optional[Mapping[str, str]] = None) -> Tuple[List[str], Dict[str, str]]:
     """The argv and environment that run command with the profiler preloaded."""
@@ -50,19 +62,14 @@ def prepare_command(command: Sequence[str], library: PathLike, profile_path: Pat
     preload = str(library)
     if environ.get("LD_PRELOAD"):
         preload = f"{preload}:{environ['LD_PRELOAD']}"
-    path = str(profile_path)
     flavour = _launcher_flavour(argv[0]) if argv else None
-    if flavour == "openmpi":
-        argv[1:1] = ["-x", f"LD_PRELOAD={preload}", "-x", f"FABRICBENCH_PROFILE={path}"]
-        from fabricbench.launch.mpi import openmpi_root_env
-
-        for key, value in openmpi_root_env().items():
+    args, extra_env = preload_args(flavour, preload, str(profile_path))
+    argv[1:1] = args
+    for key, value in extra_env.items():
+        if key in ("LD_PRELOAD", "FABRICBENCH_PROFILE"):
+            environ[key] = value
+        else:
             environ.setdefault(key, value)
-    elif flavour == "mpich":
-        argv[1:1] = ["-genv", "LD_PRELOAD", preload, "-genv", "FABRICBENCH_PROFILE", path]
-    else:
-        environ["LD_PRELOAD"] = preload
-        environ["FABRICBENCH_PROFILE"] = path
     return argv, environ
 
 

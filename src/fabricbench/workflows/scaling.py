@@ -69,8 +69,15 @@ class StudySpec:
     timeout: Optional[float] = None  # per repetition, seconds
     label: Optional[str] = None
     tags: Dict[str, str] = field(default_factory=dict)
+    case: Optional[Any] = None  # a catalogued application (workflows.app.AppCase): it runs and parses itself
 
     def __post_init__(self):
+        if self.case is not None:
+            # The recipe gives the figures: its own elapsed time and its figure of merit.
+            recipe = self.case.recipe
+            self.app = self.app or [recipe.name]
+            self.time, self.fom = "app", "app"
+            self.fom_unit, self.higher_is_better = recipe.fom.unit, recipe.fom.higher_is_better
         if not self.app:
             raise UsageError("name the application to run after '--', e.g. fabricbench scale --nodes 1,2 -- ./app")
         if not self.points:
@@ -79,8 +86,8 @@ class StudySpec:
             raise UsageError("--repeat must be at least 1")
         if self.time is None and self.fom is None:
             raise UsageError("nothing to record: give --time wall, --time REGEX or --fom REGEX")
-        self._time_re = None if self.time in (None, "wall") else compile_figure(self.time, "--time")
-        self._fom_re = compile_figure(self.fom, "--fom") if self.fom else None
+        self._time_re = None if self.time in (None, "wall", "app") else compile_figure(self.time, "--time")
+        self._fom_re = compile_figure(self.fom, "--fom") if self.fom and self.case is None else None
 
     @property
     def metrics(self) -> List[str]:
@@ -106,6 +113,7 @@ class StudySpec:
             "fom_unit": self.fom_unit,
             "higher_is_better": self.higher_is_better,
             "timeout_s": self.timeout,
+            **({"application": self.case.describe()} if self.case is not None else {}),
         }
 
 
@@ -197,17 +205,27 @@ class RepetitionResult:
     reason: Optional[str] = None
     stdout_tail: str = ""
     stderr_tail: str = ""
+    timers: Dict[str, float] = field(default_factory=dict)  # a catalogued application's own breakdown (s)
 
 
-def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str]) -> RepetitionResult:
-    """Run the application once through `launcher`; stopped entirely on timeout or Ctrl-C."""
-    argv = launcher.command(spec.app)
-    env = launcher.environment()
-    env.update(env_extra)
+@dataclass
+class Collected:
+    """A finished (or stopped) launch: exit status, output, wall time."""
+
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+    wall_s: float
+    timed_out: bool
+
+
+def launch_and_collect(argv: Sequence[str], env: Dict[str, str], timeout: Optional[float] = None,
+                       cwd: Optional[str] = None) -> Collected:
+    """Run one launch to its end (stopped entirely on timeout or Ctrl-C), keeping the end of its stdout."""
     start = time.monotonic()
-    deadline = start + spec.timeout if spec.timeout else None
+    deadline = start + timeout if timeout else None
     try:
-        job = Job(argv, env=env)
+        job = Job(argv, env=env, cwd=cwd)
     except OSError as exc:
         raise FabricbenchError(f"cannot start {argv[0]}: {exc.strerror}") from None
     out: "deque[str]" = deque()
@@ -229,9 +247,19 @@ def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str
         raise
     wall = time.monotonic() - start
     job.stop()
-    stdout, stderr = "".join(out), job.stderr
+    return Collected(rc, "".join(out), job.stderr, wall, timed_out)
+
+
+def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str]) -> RepetitionResult:
+    """Run the application once through `launcher`; stopped entirely on timeout or Ctrl-C."""
+    if spec.case is not None:
+        return spec.case.repetition(launcher, spec.timeout, env_extra)
+    env = launcher.environment()
+    env.update(env_extra)
+    done = launch_and_collect(launcher.command(spec.app), env, spec.timeout)
+    rc, wall, stdout, stderr = done.returncode, done.wall_s, done.stdout, done.stderr
     result = RepetitionResult(False, wall, {m: None for m in spec.metrics}, rc, None, stdout[-OUTPUT_TAIL:], stderr[-OUTPUT_TAIL:])
-    if timed_out:
+    if done.timed_out:
         result.reason = f"timeout: still running after {spec.timeout:g} s (stopped)"
         return result
     if rc != 0:
@@ -272,6 +300,8 @@ def measurements_of(
             detail["reason"] = result.reason
         if metric == "fom":
             detail["higher_is_better"] = spec.higher_is_better
+            if result.timers:
+                detail["timers"] = result.timers
         out.append(
             Measurement(
                 benchmark=BENCHMARK,
