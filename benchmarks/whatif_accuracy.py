@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-ENGINE_BENCHMARKS = ["latency", "bw", "barrier", "bcast", "reduce", "allreduce", "allgather",
+ENGINE_BENCHMARKS = ["latency", "loggp", "barrier", "bcast", "reduce", "allreduce", "allgather",
                      "alltoall", "reduce_scatter"]
 NODES = 4
 
@@ -115,8 +115,8 @@ def lab_up(db: str, name: str, subnet: str, rate: str) -> None:
     fb(db, "lab", "up", "--name", name, "--nodes", str(NODES), "--link", rate, "--subnet", subnet)
 
 
-def engine_run(db: str, name: str, rate: str, time_budget: float) -> int:
-    out = fb(db, "run", *ENGINE_BENCHMARKS, "--launcher", "lab", "--sizes", "1:4M", "--time-budget", str(time_budget),
+def engine_run(db: str, name: str, rate: str, time_budget: float, benchmarks: List[str], sizes: str) -> int:
+    fb(db, "run", *benchmarks, "--launcher", "lab", "--sizes", sizes, "--time-budget", str(time_budget),
              "--label", f"whatif engine {rate}", "--tag", f"lab_rate={rate}", env=lab_env(name))
     return last_run(db)
 
@@ -180,7 +180,7 @@ def collect(args) -> Dict:
         lab_up(args.db, args.lab, args.subnet, rate)
         try:
             if rate not in state["engine"]:
-                state["engine"][rate] = engine_run(args.db, args.lab, rate, args.time_budget)
+                state["engine"][rate] = engine_run(args.db, args.lab, rate, args.time_budget, args.benchmarks, args.sizes)
                 plan_path.write_text(json.dumps(state, indent=1))
             for app in args.apps:
                 key = f"{app}@{rate}"
@@ -251,6 +251,9 @@ def main() -> None:
     ap.add_argument("--apps", default=",".join(APPS), type=lambda s: s.split(","))
     ap.add_argument("--repeats", type=int, default=1, help="measured runs per application and target (median)")
     ap.add_argument("--time-budget", type=float, default=0.2, help="engine time budget per point, s")
+    ap.add_argument("--benchmarks", default=",".join(ENGINE_BENCHMARKS), type=lambda s: s.split(","),
+                    help="engine benchmarks the models are fitted to")
+    ap.add_argument("--sizes", default="1:256K", help="engine message sizes (4M at 100mbit takes an hour)")
     ap.add_argument("--analyse-only", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = ap.parse_args()

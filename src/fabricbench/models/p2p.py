@@ -206,6 +206,6 @@ def fit_loggp(records: Sequence[Dict[str, Any]], source: str = "") -> LogGP:
     lat = by["latency"][smallest]
     rel = np.array(r1 + r2 + r3)
     sizes = sorted(set().union(*(by[m] for m in need)))
-    return LogGP(L_us=max(lat - o_s - o_r, 0.0), o_send_us=o_s, o_recv_us=o_r, g_us=g, G_us_per_byte=big_g,
+    return LogGP(L_us=max(lat - (o_s + smallest * big_o) - o_r, 0.0), o_send_us=o_s, o_recv_us=o_r, g_us=g, G_us_per_byte=big_g,
                  O_us_per_byte=big_o, fit=Fit(len(rel), float(np.median(rel)), float(rel.max())),
                  valid_sizes=(int(sizes[0]), int(sizes[-1])), source=source)
