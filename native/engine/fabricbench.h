@@ -12,7 +12,7 @@
 
 #define FB_VERSION "0.1.0"
 #define FB_HOST_MAX 256
-#define FB_MAX_METRICS 3
+#define FB_MAX_METRICS 4
 #define FB_MAX_FIXED_SIZES 2
 
 typedef struct fb_ctx fb_ctx;
@@ -96,6 +96,7 @@ void fb_run_bw(fb_ctx *ctx);
 void fb_run_bibw(fb_ctx *ctx);
 void fb_run_mbw_mr(fb_ctx *ctx);
 void fb_run_multi_lat(fb_ctx *ctx);
+void fb_run_loggp(fb_ctx *ctx);
 
 void fb_run_barrier(fb_ctx *ctx);
 void fb_run_bcast(fb_ctx *ctx);

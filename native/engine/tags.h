@@ -22,6 +22,9 @@ enum fb_tag {
     FB_TAG_AP_PING = 43,
     FB_TAG_AP_PONG = 44,
     FB_TAG_AP_RESULT = 45,
+    /* loggp.c */
+    FB_TAG_LG_DATA = 51,
+    FB_TAG_LG_ACK = 52,
     /* timing.c */
     FB_TAG_QUIET_BARRIER = 30000,
     FB_TAG_GUARD = 30001,

@@ -62,6 +62,9 @@ class Fabric:
     speed_mbps: Optional[int] = None
     pcie_gts: Optional[float] = None
     switch_latency_ns: Optional[tuple] = None
+    mpi_latency_us: Optional[tuple] = None  # [low, high] as published, for models/fabric.py
+    mpi_bandwidth_MBps: Optional[tuple] = None
+    perf_source: Optional[str] = None
 
     @property
     def computed_gbps(self) -> float:
@@ -88,6 +91,9 @@ class Fabric:
             "data_rate_gbps": self.data_rate_gbps,
             "data_rate_MBps": self.data_rate_MBps,
             "switch_latency_ns": list(self.switch_latency_ns) if self.switch_latency_ns else None,
+            "mpi_latency_us": list(self.mpi_latency_us) if self.mpi_latency_us else None,
+            "mpi_bandwidth_MBps": list(self.mpi_bandwidth_MBps) if self.mpi_bandwidth_MBps else None,
+            "perf_source": self.perf_source,
             "aliases": list(self.aliases),
             "source": self.source,
         }
@@ -121,6 +127,9 @@ def _fabric_from_table(key: str, t: Dict[str, Any]) -> Fabric:
             speed_mbps=t.get("speed_mbps"),
             pcie_gts=t.get("pcie_gts"),
             switch_latency_ns=tuple(t["switch_latency_ns"]) if t.get("switch_latency_ns") else None,
+            mpi_latency_us=tuple(t["mpi_latency_us"]) if t.get("mpi_latency_us") else None,
+            mpi_bandwidth_MBps=tuple(t["mpi_bandwidth_MBps"]) if t.get("mpi_bandwidth_MBps") else None,
+            perf_source=t.get("perf_source"),
         )
     except KeyError as exc:
         raise CatalogError(f"{CATALOG_PATH}: [fabric.{key}] lacks {exc.args[0]}") from None

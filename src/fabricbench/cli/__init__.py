@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "baseline",
     "history",
     "lint",
+    "model",
+    "predict",
 )
 
 for _name in COMMAND_MODULES:

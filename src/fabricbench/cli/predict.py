@@ -1,0 +1,33 @@
+"""`fabricbench predict PROFILE_RUN --on RUN_OR_FABRIC [--from RUN_OR_FABRIC]`: the what-if."""
+from __future__ import annotations
+
+import click
+
+from fabricbench.cli.app import console, json_option, main, pass_state, print_json
+
+
+@main.command()
+@click.argument("profile_ref", metavar="PROFILE_RUN")
+@click.option("--on", "on", required=True, metavar="RUN_OR_FABRIC",
+              help="The fabric to predict for: an engine run measured there, or a catalogue name (edr, 1gbe, ddr, ...).")
+@click.option("--from", "source", metavar="RUN_OR_FABRIC",
+              help="The fabric the profile was measured on (default: the profile's fabric= tag).")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many calls to list.")
+@json_option
+@pass_state
+def predict(state, profile_ref, on, source, top, as_json):
+    """Predict a profiled application's run time on another fabric, with a low/high band.
+
+    Compute time is kept; every MPI call and message size is re-costed with the two fabrics'
+    models; waiting from imbalance is bounded separately. Prints the predicted time, how many
+    times faster, the calls that account for the change and the assumptions.
+    """
+    from fabricbench.models.predict import format_prediction, predict_from_store
+
+    store = state.read(profile_ref)
+    p = predict_from_store(store, profile_ref, on=on, source=source)
+    if as_json:
+        print_json(p.to_dict())
+        return
+    for line in format_prediction(p, top=top):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)

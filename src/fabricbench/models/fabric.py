@@ -1,0 +1,142 @@
+"""A fabric as a cost model: point-to-point (Hockney regimes, LogGP when measured) plus one
+model per collective. Fitted from a stored engine run (``fit_run``), or made from the
+published latency and bandwidth of a catalogue entry (``catalogue_models``: the figure and
+its low and high ends, which give the prediction its band).
+
+Fitted models are recomputed from the run's measurements whenever they are needed, not
+stored: a fit takes milliseconds, it is a pure function of data the database already
+keeps, and a stored copy would go stale when the fitting improves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from fabricbench.errors import FabricbenchError
+from fabricbench.models.collective import FORMS, CollectiveModel
+from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
+
+
+SMALL = 64  # bytes: messages whose time is the per-message overhead alone
+
+
+class ModelUnavailable(FabricbenchError):
+    """No model can be made from what was given (a run without latency points, a fabric without figures)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class FabricModel:
+    name: str
+    p2p: HockneyModel
+    collectives: Dict[str, CollectiveModel] = field(default_factory=dict)
+    loggp: Optional[LogGP] = None
+    catalogue: bool = False
+    ranks: Optional[int] = None
+    notes: Tuple[str, ...] = ()
+    small_latency_us: float = 0.0  # lowest median one-way time of messages up to SMALL bytes
+
+    def __post_init__(self):
+        if not self.small_latency_us:
+            object.__setattr__(self, "small_latency_us", self.p2p.time_us(0))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "catalogue": self.catalogue, "ranks": self.ranks, "p2p": self.p2p.to_dict(),
+                "loggp": self.loggp.to_dict() if self.loggp else None,
+                "collectives": {k: v.to_dict() for k, v in self.collectives.items()}, "notes": list(self.notes),
+                "small_latency_us": self.small_latency_us}
+
+
+def _stat(m) -> Optional[float]:
+    return m.median if m.median is not None else m.value
+
+
+def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
+    """Models of every benchmark a stored engine run measured (latency is required)."""
+    label = f"run {run.id}" + (f" ({run.label})" if run.label else "")
+    lat = [m for m in measurements if m.benchmark == "latency" and m.metric == "latency" and m.size is not None]
+    if not lat:
+        raise ModelUnavailable(f"{label} has no latency points (benchmark 'latency'): measure them with "
+                               "fabricbench run latency bw loggp allreduce alltoall ... and fit that run")
+    try:
+        p2p = fit_hockney([m.size for m in lat], [_stat(m) for m in lat], source=f"{label}: latency")
+    except FitError as exc:
+        raise ModelUnavailable(str(exc)) from None
+    notes: List[str] = []
+    colls: Dict[str, CollectiveModel] = {}
+    ranks = run.ranks or 0
+    for call in FORMS:
+        pts = [m for m in measurements if m.benchmark == call and m.metric == "latency"]
+        if not pts:
+            continue
+        sizes = [m.size if m.size is not None else 0 for m in pts]
+        try:
+            colls[call] = CollectiveModel(call, ranks, fit_hockney(sizes, [_stat(m) for m in pts],
+                                                                   source=f"{label}: {call}"), derived=False)
+        except FitError as exc:
+            notes.append(f"{call}: {exc}")
+    loggp = None
+    lg = [m for m in measurements if m.benchmark == "loggp" and m.size is not None]
+    if lg:
+        try:
+            loggp = fit_loggp([{"size": m.size, "metric": m.metric, "value": _stat(m)} for m in lg], source=f"{label}: loggp")
+        except FitError as exc:
+            notes.append(str(exc))
+    # The least disturbed small-message median: on a busy machine single sizes jump by 100x.
+    small = [_stat(m) for m in lat if m.size <= SMALL and _stat(m)]
+    return FabricModel(name=label, p2p=p2p, collectives=colls, loggp=loggp, ranks=ranks or None, notes=tuple(notes),
+                       small_latency_us=min(small) if small else 0.0)
+
+
+def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
+    """(typical, fast end, slow end) models of a catalogue fabric from its MPI figures."""
+    if not getattr(fabric, "mpi_latency_us", None) or not getattr(fabric, "mpi_bandwidth_MBps", None):
+        raise ModelUnavailable(f"{fabric.name} has no MPI latency and bandwidth figures in data/fabrics.toml; "
+                               "measure such a fabric (fabricbench run latency bw ...) and give the run instead")
+    lo, hi = fabric.mpi_latency_us
+    bw_lo, bw_hi = fabric.mpi_bandwidth_MBps
+    src = f"{fabric.name}: {fabric.perf_source}"
+
+    def make(lat: float, bw: float, tag: str) -> FabricModel:
+        return FabricModel(name=f"{fabric.name} (catalogue{tag})", p2p=catalogue_hockney(lat, bw, src), catalogue=True,
+                           notes=(f"point-to-point {lat:g} us + n / {bw:g} MB/s; collectives from the textbook algorithms",))
+
+    return (make((lo + hi) / 2, (bw_lo + bw_hi) / 2, ""), make(lo, bw_hi, ", fast end"), make(hi, bw_lo, ", slow end"))
+
+
+def format_fabric_model(m: FabricModel) -> List[str]:
+    """A fabric model as lines: point-to-point regimes, LogGP, collectives, with fit errors."""
+    from fabricbench.report.format import binary_size, number, percent
+
+    def fit_text(h: HockneyModel) -> str:
+        if h.fit is None:
+            return "published figures, not fitted"
+        return (f"fit error median {percent(100 * h.fit.median_rel)}, worst {percent(100 * h.fit.max_rel)} "
+                f"over {h.fit.points} sizes")
+
+    def regimes(h: HockneyModel) -> List[str]:
+        out = []
+        for r in h.regimes:
+            beta = f"{number(r.beta_MBps)} MB/s" if r.beta_MBps != float("inf") else "no size dependence"
+            span = "any size" if h.fit is None else f"{binary_size(r.size_min)} .. {binary_size(r.size_max)}"
+            out.append(f"    {span:<22} alpha {number(r.alpha_us)} us, beta {beta}")
+        return out
+
+    lines = [f"model of {m.name}", f"  point-to-point (Hockney, t = alpha + n / beta): {fit_text(m.p2p)}"]
+    if m.p2p.breakpoints:
+        lines.append("  protocol breakpoints found at " + ", ".join(binary_size(b) for b in m.p2p.breakpoints))
+    lines += regimes(m.p2p)
+    if m.loggp:
+        g = m.loggp
+        lines.append(f"  LogGP: L {number(g.L_us)} us, o_send {number(g.o_send_us)} us, o_recv {number(g.o_recv_us)} us, "
+                     f"g {number(g.g_us)} us, G {number(g.G_us_per_byte * 1e3)} ns/byte, O {number(g.O_us_per_byte * 1e3)} ns/byte "
+                     f"(sizes {binary_size(g.valid_sizes[0])} .. {binary_size(g.valid_sizes[1])}; fit error median "
+                     f"{percent(100 * g.fit.median_rel)})")
+    for name, c in m.collectives.items():
+        lines.append(f"  {name} on {c.ranks} ranks ({c.algorithm} form for other counts): {fit_text(c.model)}")
+        lines += regimes(c.model)
+    if not m.collectives:
+        lines.append("  collectives: derived from point-to-point with the textbook algorithms")
+    lines += [f"  note: {n}" for n in m.notes]
+    return lines

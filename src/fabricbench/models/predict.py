@@ -1,0 +1,313 @@
+"""What-if: the run time of a profiled application on another fabric.
+
+A profile measured on fabric A (per rank, per MPI call and size bin: calls, bytes, time) and
+models of A and of B give, per rank:
+
+- compute time (application time less MPI time): kept;
+- each blocking point-to-point call and collective, per size bin: split into the transfer
+  part (calls x the cheapest per-call time any rank saw for that call and bin) and waiting
+  (what a rank spent above that: imbalance, late partners). The transfer part is scaled by
+  cost_B / cost_A of the models at the bin's mean size, so whatever A's model leaves
+  unexplained (contention, protocol overheads) is scaled with it; re-costing it additively
+  (transfer_A + calls x (cost_B - cost_A)) is the other end of the band. Waiting is kept
+  (it comes from compute imbalance) and bounded by the same ratio on the other side;
+- MPI_Wait*/MPI_Test*: the completion of non-blocking transfers, scaled the same way by the
+  cost ratio of the non-blocking sends the profile records;
+- every other call (posting non-blocking calls, communicator management, probes): kept.
+
+The predicted run time is the slowest rank's; low and high come from the two re-costings, the
+waiting bounds and, for a catalogue fabric, the ends of its published figures.
+``predict`` is a pure function of a profile and models; ``predict_from_store`` resolves run
+references and fabric names and fits the models.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us
+from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
+
+LATENCY_NOISE = 1.25  # small-message latencies closer than this ratio are taken as equal
+BLOCKING_P2P = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Sendrecv",
+                          "MPI_Sendrecv_replace", "MPI_Mrecv"})
+NB_SENDS = frozenset({"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Start", "MPI_Startall"})
+NB_RECVS = frozenset({"MPI_Irecv", "MPI_Imrecv"})
+
+
+def _is_completion(call: str) -> bool:
+    return call.startswith("MPI_Wait") or call.startswith("MPI_Test")
+
+
+@dataclass
+class CallChange:
+    """One MPI call, per rank on average (seconds), on A and as predicted on B."""
+
+    call: str
+    how: str
+    count: int
+    bytes: int
+    time_a_s: float
+    time_b_s: float
+    low_b_s: float
+    high_b_s: float
+
+    @property
+    def change_s(self) -> float:
+        return self.time_b_s - self.time_a_s
+
+
+@dataclass
+class Prediction:
+    source: str
+    target: str
+    ranks: int
+    measured_s: float  # the profile's run time (slowest rank, MPI_Init to MPI_Finalize)
+    compute_s: float  # mean over ranks of application time less MPI time
+    mpi_a_s: float  # mean MPI time per rank on A
+    predicted_s: float
+    low_s: float
+    high_s: float
+    calls: List[CallChange] = field(default_factory=list)
+    assumptions: List[str] = field(default_factory=list)
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster B is than A (below 1: slower)."""
+        return self.measured_s / self.predicted_s if self.predicted_s > 0 else float("inf")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["speedup"] = self.speedup
+        d["faster"] = self.predicted_s < self.measured_s
+        for c, obj in zip(d["calls"], self.calls):
+            c["change_s"] = obj.change_s
+        return d
+
+
+def _cost_us(model: FabricModel, call: str, size: float, ranks: int) -> Optional[float]:
+    if call in BLOCKING_P2P:
+        return model.p2p.time_us(size)
+    return collective_cost_us(model.collectives, model.p2p, call, size, ranks)
+
+
+def _recost(transfer: float, cost_a: float, cost_b: float, residual_ratio: float) -> float:
+    """Transfer time on B: B's model cost plus A's residual (measured above A's model) scaled by
+    residual_ratio; a transfer faster than A's model scales by cost_B / cost_A instead."""
+    if cost_a <= 0:
+        return transfer
+    if transfer >= cost_a:
+        return cost_b + (transfer - cost_a) * residual_ratio
+    return transfer * cost_b / cost_a
+
+
+def latency_ratio(a: FabricModel, b: FabricModel) -> float:
+    """How per-message overheads change from A to B: the ratio of small-message latencies,
+    1 when they are within measurement noise of each other (LATENCY_NOISE)."""
+    la, lb = a.small_latency_us, b.small_latency_us
+    if la <= 0 or lb <= 0:
+        return 1.0
+    r = lb / la
+    return 1.0 if 1 / LATENCY_NOISE <= r <= LATENCY_NOISE else r
+
+
+def _split(per_rank: Dict[int, List[float]]) -> Dict[int, Tuple[float, float]]:
+    """rank -> (transfer, waiting): transfer = calls x the cheapest per-call time of any rank."""
+    unit = min((t / c for c, _n, t in per_rank.values() if c > 0), default=0.0)
+    return {r: (min(c * unit, t), t - min(c * unit, t)) for r, (c, _n, t) in per_rank.items()}
+
+
+def _group_costs(call: str, count: float, size: float, a: FabricModel, b: FabricModel, ranks: int) -> Optional[Tuple[float, float]]:
+    ca = _cost_us(a, call, size, ranks)
+    if ca is None or ca <= 0:
+        return None
+    return count * ca * 1e-6, count * _cost_us(b, call, size, ranks) * 1e-6
+
+
+def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[FabricModel]) -> Prediction:
+    """Predict the profile's run time on B; models_b[0] is B's model, any others its band's ends."""
+    ranks = int(profile["ranks"])
+    info = profile["rank_info"]
+    app = {r["rank"]: float(r["app_time"]) for r in info}
+    mpi = {r["rank"]: float(r["mpi_time"]) for r in info}
+    groups: Dict[Tuple[str, int], Dict[int, List[float]]] = defaultdict(dict)
+    for rank, call, b, count, nbytes, t, _tmin, _tmax in profile["calls"]:
+        acc = groups[(call, b)].setdefault(rank, [0, 0, 0.0])
+        acc[0] += count
+        acc[1] += nbytes
+        acc[2] += t
+
+    ratios = [latency_ratio(model_a, m) for m in models_b]
+    # Non-blocking sends (receives when the profile has no send) per rank: their model costs on A and on each B.
+    nb_names = NB_SENDS if any(c in NB_SENDS for c, _b in groups) else NB_RECVS
+    nb_cost = defaultdict(lambda: [0.0] * (1 + len(models_b)))
+    for (call, _b), per_rank in groups.items():
+        if call in nb_names:
+            for rank, (c, nby, _t) in per_rank.items():
+                if c:
+                    nb_cost[rank][0] += c * model_a.p2p.time_us(nby / c) * 1e-6
+                    for k, m in enumerate(models_b):
+                        nb_cost[rank][k + 1] += c * m.p2p.time_us(nby / c) * 1e-6
+    completion_transfer: Dict[int, float] = defaultdict(float)
+    for (call, _b), per_rank in groups.items():
+        if _is_completion(call):
+            for rank, (transfer, _w) in _split(per_rank).items():
+                completion_transfer[rank] += transfer
+
+    delta = {r: [0.0, 0.0, 0.0] for r in app}  # point, low, high change per rank (s)
+    per_call: Dict[Tuple[str, str], List[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0, 0.0, 0.0])
+    largest = 0.0
+    for (call, b), per_rank in groups.items():
+        count = sum(v[0] for v in per_rank.values())
+        size = sum(v[1] for v in per_rank.values()) / count if count else 0.0
+        completion = _is_completion(call) and bool(nb_cost)
+        costs = None if completion else [_group_costs(call, 1, size, model_a, m, ranks) for m in models_b]
+        recosted = completion or (costs is not None and costs[0] is not None)
+        how = ("completion of non-blocking transfers" if completion else
+               "kept" if not recosted else "collective" if call in MPI_COLLECTIVES else "point-to-point")
+        if recosted and not completion:
+            largest = max(largest, size)
+        split = _split(per_rank)
+        for rank, (c, nby, t) in per_rank.items():
+            new = [t, t, t]
+            if recosted:
+                transfer, wait = split[rank]
+                ends = []
+                for k, m in enumerate(models_b):
+                    if completion:
+                        share = transfer / completion_transfer[rank] if completion_transfer[rank] > 0 else 0.0
+                        ca, cb = nb_cost[rank][0] * share, nb_cost[rank][k + 1] * share
+                    else:
+                        ca, cb = costs[k][0] * c, costs[k][1] * c
+                    for kept in (False, True):
+                        tb = _recost(transfer, ca, cb, 1.0 if kept else ratios[k])
+                        step = tb - transfer  # a late partner delays a rank by at most its own change
+                        ends += [tb + max(0.0, wait + min(0.0, step)), tb + wait + max(0.0, step)]
+                        if k == 0 and not kept:
+                            new[0] = tb + wait
+                new[1], new[2] = min(ends + [new[0]]), max(ends + [new[0]])
+            if rank in delta:
+                for i in range(3):
+                    delta[rank][i] += new[i] - t
+            pc = per_call[(call, how)]
+            pc[0] += c
+            pc[1] += nby
+            pc[2] += t
+            for i in range(3):
+                pc[3 + i] += new[i]
+
+    predicted = [app[r] + delta[r][0] for r in app]
+    low = [app[r] + delta[r][1] for r in app]
+    high = [app[r] + delta[r][2] for r in app]
+    calls = [CallChange(call=call, how=how, count=int(v[0]), bytes=int(v[1]), time_a_s=v[2] / ranks,
+                        time_b_s=v[3] / ranks, low_b_s=v[4] / ranks, high_b_s=v[5] / ranks)
+             for (call, how), v in per_call.items()]
+    calls.sort(key=lambda c: (-abs(c.change_s), -c.time_a_s, c.call))
+    pred = Prediction(
+        source=model_a.name, target=models_b[0].name, ranks=ranks, measured_s=max(app.values()),
+        compute_s=sum(app[r] - mpi[r] for r in app) / len(app), mpi_a_s=sum(mpi.values()) / len(mpi),
+        predicted_s=max(predicted), low_s=min(max(low), max(predicted)), high_s=max(max(high), max(predicted)),
+        calls=calls,
+    )
+    pred.assumptions = _assumptions(profile, model_a, models_b, largest, bool(nb_cost), ratios[0])
+    return pred
+
+
+def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool, ratio: float) -> List[str]:
+    same = "A and B have the same small-message latency within noise, so it is kept" if ratio == 1.0 else \
+        f"it scales with the small-message latency, x{ratio:.3g}"
+    out = [
+        "compute time (application time less MPI time) is the same on both fabrics: same nodes, same ranks",
+        "each call's transfer time (calls x the cheapest rank's time per call) is re-costed with B's model at its "
+        f"mean message size; what A's model leaves unexplained is a per-message overhead: {same}",
+        "waiting above the cheapest rank (imbalance) is kept; the band lets it change by the rank's own change",
+        "posting non-blocking calls, probes and communicator calls cost the same on both fabrics",
+    ]
+    if nb:
+        out.append("MPI_Wait/MPI_Test time is the completion of the non-blocking sends and scales like them; "
+                   "overlap with computation is assumed to stay as it was")
+    for m in (a, *bs[:1]):
+        if m.catalogue:
+            out.append(f"{m.name}: one Hockney regime from published figures ({m.p2p.source}); "
+                       "collectives follow the textbook algorithms")
+        else:
+            hi = m.p2p.valid_sizes[1]
+            if largest > hi:
+                out.append(f"{m.name}: messages up to {int(largest)} B exceed the largest size measured ({hi} B): extrapolated")
+            if m.ranks and m.ranks != profile["ranks"] and m.collectives:
+                out.append(f"{m.name}: collectives measured on {m.ranks} ranks, scaled to {profile['ranks']} by the algorithms' forms")
+    if len(bs) > 1:
+        out.append("the band spans the low and high ends of the catalogue figures as well as the re-costing choices")
+    return out
+
+
+# ---- from the database -------------------------------------------------------------
+
+
+def _looks_like_run(ref: str) -> bool:
+    return ref.isdigit() or ref in ("last",) or ref.startswith("last~") or ref.startswith("#")
+
+
+def models_for(store, ref: str) -> List[FabricModel]:
+    """[model] of a stored engine run, or [typical, fast end, slow end] of a catalogue fabric."""
+    from fabricbench.analysis.peaks import resolve_fabric
+
+    text = str(ref).strip()
+    if _looks_like_run(text):
+        run = store.get_run(text)
+        return [fit_run(run, store.measurements(run.id))]
+    fabric = resolve_fabric(text)
+    if fabric is None:
+        raise ModelUnavailable(f"'{ref}' is a lab rate, not a fabric with figures: give the engine run measured there")
+    return list(catalogue_models(fabric))
+
+
+def profile_source(run) -> Optional[str]:
+    """The fabric a profile run says it was measured on (its fabric= tag)."""
+    return (run.tags or {}).get("fabric")
+
+
+def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
+    from fabricbench.errors import UsageError
+
+    run = store.get_run(profile_ref)
+    profile = store.artifact(run.id, "profile")
+    if profile is None:
+        raise UsageError(f"run {run.id} is a {run.kind} run, not a profile (see 'fabricbench runs --kind profile')")
+    source = source or profile_source(run)
+    if not source:
+        raise UsageError(f"run {run.id} does not say which fabric it was measured on: give --from RUN_OR_FABRIC "
+                         "(an engine run measured there, or a catalogue name such as 1gbe or edr)")
+    model_a = models_for(store, source)[0]
+    return predict(profile, model_a, models_for(store, on))
+
+
+# ---- as text ------------------------------------------------------------------------
+
+
+def format_prediction(p: Prediction, top: int = 5) -> List[str]:
+    """The prediction as lines: headline, band, the calls behind the change, assumptions."""
+    from fabricbench.report.format import binary_size, number, ratio, signed
+
+    faster = p.predicted_s < p.measured_s
+    word = "faster" if faster else "slower"
+    factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
+    lines = [
+        f"measured on {p.source}: {number(p.measured_s)} s ({p.ranks} ranks; compute {number(p.compute_s)} s, "
+        f"MPI {number(p.mpi_a_s)} s per rank on average)",
+        f"predicted on {p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. {number(p.high_s)} s]",
+        f"{ratio(factor)} {word} on {p.target} (speedup {ratio(p.speedup)})",
+    ]
+    moved = [c for c in p.calls if abs(c.change_s) > 0][:top]
+    if moved:
+        lines.append("calls that account for the change (seconds per rank, A -> B):")
+        for c in moved:
+            size = binary_size(c.bytes / c.count) if c.count and c.bytes else "0 B"
+            lines.append(f"  {c.call:<16} {number(c.time_a_s):>9} -> {number(c.time_b_s):>9} ({signed(c.change_s)} s; "
+                         f"{number(c.count)} calls, mean {size}; {c.how})")
+    else:
+        lines.append("no MPI call changes: the profile has no communication the models re-cost")
+    lines.append("assumptions:")
+    lines += [f"  - {a}" for a in p.assumptions]
+    return lines

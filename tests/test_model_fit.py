@@ -1,0 +1,129 @@
+"""Communication models: Hockney regimes and breakpoints found from data, LogGP, collectives
+scaled by their algorithm's form, catalogue fabrics; `fabricbench model fit/show`."""
+import json
+import math
+
+import pytest
+
+from fabricbench.analysis.peaks import get_fabric
+from fabricbench.models.collective import CollectiveModel, collective_cost_us
+from fabricbench.models.fabric import ModelUnavailable, catalogue_models, fit_run
+from fabricbench.models.p2p import FitError, fit_hockney, fit_loggp
+from fabricbench.store import Measurement, open_db
+
+SIZES = [2 ** k for k in range(0, 23)]
+
+
+def two_regimes(n):
+    """Eager up to 8 KiB (2 us + n / 2000 MB/s), rendezvous above (12 us + n / 5000 MB/s)."""
+    return 2.0 + n / 2000.0 if n <= 8192 else 12.0 + n / 5000.0
+
+
+def test_breakpoint_is_found_where_the_protocol_changes():
+    m = fit_hockney(SIZES, [two_regimes(n) for n in SIZES], source="synthetic")
+    assert m.breakpoints == [16384]
+    eager, rndv = m.regimes
+    assert eager.alpha_us == pytest.approx(2.0, rel=1e-3) and eager.beta_MBps == pytest.approx(2000, rel=1e-3)
+    assert rndv.alpha_us == pytest.approx(12.0, rel=1e-3) and rndv.beta_MBps == pytest.approx(5000, rel=1e-3)
+    assert m.fit.max_rel < 1e-6 and m.valid_sizes == (1, 4 * 1024 * 1024)
+
+
+def test_a_straight_line_gets_one_regime_even_with_noise():
+    noise = [1.0 + 0.02 * math.sin(7 * i) for i in range(len(SIZES))]
+    m = fit_hockney(SIZES, [(5 + n / 1000) * f for n, f in zip(SIZES, noise)])
+    assert len(m.regimes) == 1 and m.fit.max_rel < 0.05
+    assert m.alpha_us == pytest.approx(5, rel=0.05) and m.beta_MBps == pytest.approx(1000, rel=0.05)
+
+
+def test_too_little_data_is_one_clear_error():
+    with pytest.raises(FitError, match="no point"):
+        fit_hockney([8, 16], [0, -1], source="run 3: latency")
+    assert fit_hockney([0], [4.0]).time_us(123) == 4.0  # a barrier: one size, a constant
+
+
+def test_loggp_from_overheads_and_gaps():
+    recs = []
+    for s in (1, 1024, 65536):
+        recs += [{"size": s, "metric": "latency", "value": 5 + s / 1000},
+                 {"size": s, "metric": "overhead_send", "value": 1 + s * 1e-4},
+                 {"size": s, "metric": "overhead_recv", "value": 0.5},
+                 {"size": s, "metric": "gap", "value": 2 + (s - 1) * 1e-3}]
+    g = fit_loggp(recs)
+    assert g.o_send_us == pytest.approx(1, rel=1e-6) and g.O_us_per_byte == pytest.approx(1e-4, rel=1e-6)
+    assert g.g_us == pytest.approx(2, rel=1e-6) and g.G_us_per_byte == pytest.approx(1e-3, rel=1e-6)
+    assert g.L_us == pytest.approx(5.001 - 1.0001 - 0.5, rel=1e-6)
+    with pytest.raises(FitError, match="LogGP needs"):
+        fit_loggp(recs[:1])
+
+
+def test_collectives_scale_with_their_algorithm_form():
+    fitted = CollectiveModel("alltoall", 4, fit_hockney(SIZES, [30 + 3 * n / 100 for n in SIZES]), derived=False)
+    # pairwise exchange: (p-1) latencies and (p-1) blocks; from 4 to 8 ranks both terms grow 7/3.
+    assert fitted.time_us(1000, 8) == pytest.approx((30 + 30) * 7 / 3, rel=1e-3)
+    assert fitted.time_us(1000, 4) == pytest.approx(60, rel=1e-3)
+    p2p = catalogue_models(get_fabric("edr"))[0].p2p
+    # Not measured: derived from point-to-point, allreduce = log2(p) alpha + 2 (p-1)/p n / beta.
+    cost = collective_cost_us({}, p2p, "MPI_Allreduce", 1e6, 16)
+    assert cost == pytest.approx(4 * p2p.alpha_us + 2 * 15 / 16 * 1e6 / p2p.beta_MBps)
+    assert collective_cost_us({}, p2p, "MPI_Send", 8, 16) is None
+
+
+def test_catalogue_fabrics_with_figures_are_models_and_others_say_why():
+    for key in ("edr", "opa100", "eth10g", "eth1g", "ddr"):
+        mid, fast, slow = catalogue_models(get_fabric(key))
+        assert fast.p2p.time_us(1 << 20) < mid.p2p.time_us(1 << 20) < slow.p2p.time_us(1 << 20)
+        assert get_fabric(key).perf_source
+    with pytest.raises(ModelUnavailable, match="no MPI latency and bandwidth figures"):
+        catalogue_models(get_fabric("ndr"))
+    # IB DDR beats 1 GbE on latency and bandwidth by the published figures.
+    ddr, gige = catalogue_models(get_fabric("IB DDR 4x" if get_fabric("IB DDR 4x") else "ddr"))[0], catalogue_models(get_fabric("1gbe"))[0]
+    assert ddr.p2p.time_us(8) < gige.p2p.time_us(8) / 5 and ddr.p2p.beta_MBps > 10 * gige.p2p.beta_MBps
+
+
+def _engine_run(db):
+    run = db.create_run(label="engine", ranks=4)
+    pts = [Measurement("latency", {"size": n}, "latency", "us", value=two_regimes(n), median=two_regimes(n)) for n in SIZES]
+    pts += [Measurement("allreduce", {"size": n}, "latency", "us", value=20 + n / 500, median=20 + n / 500) for n in SIZES[2:]]
+    pts += [Measurement("barrier", {"size": 0}, "latency", "us", value=9.0, median=9.0)]
+    for s in (1, 64, 4096):
+        for metric, v in (("latency", 2 + s / 2000), ("overhead_send", 0.4), ("overhead_recv", 0.3), ("gap", 0.8 + s / 4000)):
+            pts.append(Measurement("loggp", {"size": s}, metric, "us", value=v, median=v))
+    db.add_measurements(run.id, pts)
+    db.finish_run(run.id, "complete")
+    return db.get_run(run.id)
+
+
+def test_fit_run_and_the_model_commands(cli, db_path):
+    db = open_db(str(db_path))
+    run = _engine_run(db)
+    m = fit_run(run, db.measurements(run.id))
+    assert m.p2p.breakpoints == [16384] and set(m.collectives) == {"allreduce", "barrier"} and m.loggp is not None
+    assert m.collectives["allreduce"].time_us(1000, 4) == pytest.approx(22, rel=1e-3)
+
+    out = cli("model", "fit", str(run.id)).stdout
+    assert "protocol breakpoints found at 16 KiB" in out and "alpha 2.00 us, beta 2,000.0 MB/s" in out
+    assert "LogGP: L" in out and "allreduce on 4 ranks" in out
+    data = json.loads(cli("model", "show", str(run.id), "--json").stdout)
+    assert data["model"]["p2p"]["regimes"][1]["size_min"] == 16384
+    shown = cli("model", "show", "edr").stdout
+    assert "InfiniBand EDR 4x (catalogue)" in shown and "band ends" in shown
+
+    empty = db.create_run(label="no latency")
+    db.finish_run(empty.id, "complete")
+    bad = cli("model", "fit", str(empty.id), check=False)
+    assert bad.returncode == 2 and "has no latency points" in bad.stderr and "Traceback" not in bad.stderr
+    bad = cli("model", "show", "ndr", check=False)
+    assert bad.returncode == 2 and "no MPI latency and bandwidth figures" in bad.stderr
+
+
+@pytest.mark.mpi
+def test_the_engine_measures_loggp_and_the_model_uses_it(cli, db_path, monkeypatch):
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    cli("run", "latency", "loggp", "--np", "2", "--sizes", "1:256", "--iterations", "10")
+    db = open_db(str(db_path))
+    ms = db.measurements(1, benchmark="loggp")
+    assert {m.metric for m in ms} == {"latency", "overhead_send", "overhead_recv", "gap"}
+    assert len(ms) == 4 * 9 and all(m.unit == "us" and m.value >= 0 for m in ms)
+    out = cli("model", "fit", "1").stdout
+    assert "LogGP: L" in out and "sizes 1 B .. 256 B" in out

@@ -1,0 +1,158 @@
+"""`fabricbench predict`: a profile measured on A re-costed for B.
+
+Real programs (built here with mpicc, profiled with the real profiler on 2 ranks): one that
+only computes gets its own run time on every fabric; one that only sends messages scales by
+the models' cost ratio. Then seed 004's question from the catalogue.
+"""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from fabricbench.analysis.peaks import get_fabric
+from fabricbench.importers.fbprofile import store_profile
+from fabricbench.models.fabric import catalogue_models
+from fabricbench.models.predict import predict
+from fabricbench.store import open_db
+
+MPIRUN = [shutil.which("mpirun") or "mpirun", "-np", "2", "--oversubscribe"]
+WITH_FIGURES = ("edr", "opa100", "eth10g", "eth1g", "ddr", "sdr")
+
+COMPUTE_ONLY = r"""
+#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    volatile double x = 0.0;
+    for (long i = 0; i < 20000000L; i++) x += 1e-9 * (double)(i & 7);
+    MPI_Finalize();
+    return x < 0;
+}
+"""
+
+COMM_ONLY = r"""
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    int rank, n = 1 << 20;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char *buf = calloc(n, 1);
+    for (int i = 0; i < 200; i++) {
+        if (rank == 0) MPI_Send(buf, n, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+        else MPI_Recv(buf, n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def root_mpirun(monkeypatch):
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+
+
+def _profile(tmp_path, source: str, name: str):
+    from fabricbench.workflows.profile import run_profiled
+
+    c = tmp_path / f"{name}.c"
+    c.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(c)], check=True)
+    rc, data, reason = run_profiled([*MPIRUN, str(exe)], tmp_path / f"{name}.json")
+    assert rc == 0 and data is not None, reason
+    return data
+
+
+def model(key: str):
+    return catalogue_models(get_fabric(key))
+
+
+@pytest.mark.mpi
+def test_a_program_that_only_computes_takes_its_own_time_on_every_fabric(tmp_path):
+    prof = _profile(tmp_path, COMPUTE_ONLY, "compute")
+    measured = max(r["app_time"] for r in prof["rank_info"])
+    for a in WITH_FIGURES:
+        for b in WITH_FIGURES:
+            p = predict(prof, model(a)[0], model(b))
+            assert p.measured_s == measured
+            assert p.predicted_s == pytest.approx(measured, rel=1e-3), (a, b)
+            assert p.low_s <= p.predicted_s <= p.high_s
+
+
+@pytest.mark.mpi
+def test_a_program_that_only_communicates_scales_as_the_models_say(tmp_path):
+    prof = _profile(tmp_path, COMM_ONLY, "comm")
+    # The models' rule for each rank's 200 calls of 1 MiB: B's cost, plus what took longer than
+    # A's model (scheduling on a shared machine) as a per-message overhead scaled by the
+    # latency ratio; a transfer quicker than A's model (shared memory) scales by cost_B / cost_A.
+    a, b = model("eth10g"), model("eth1g")
+    ca, cb = 200 * a[0].p2p.time_us(1 << 20) * 1e-6, 200 * b[0].p2p.time_us(1 << 20) * 1e-6
+    lat = b[0].small_latency_us / a[0].small_latency_us
+    p = predict(prof, a[0], b)
+    expected = []
+    for info in prof["rank_info"]:
+        t = sum(row[5] for row in prof["calls"] if row[0] == info["rank"] and row[1] in ("MPI_Send", "MPI_Recv"))
+        assert t > 0.5 * info["mpi_time"]
+        new = cb + (t - ca) * lat if t >= ca else t * cb / ca
+        expected.append(info["app_time"] + new - t)
+    assert p.predicted_s == pytest.approx(max(expected), rel=0.02)
+    assert p.predicted_s - p.compute_s >= 0.95 * cb
+    assert p.predicted_s > p.measured_s and p.speedup < 1
+    assert p.calls[0].call in ("MPI_Send", "MPI_Recv") and p.calls[0].how == "point-to-point"
+    back = predict(prof, b[0], a)  # and the other way round
+    assert back.predicted_s < p.measured_s
+
+
+def _stored_profile(db, data, tags=None):
+    return store_profile(db, data, label="app", tags=tags or {})
+
+
+def synthetic_profile(ranks=4, comm_s=2.0, compute_s=8.0, size=65536, count=1000):
+    calls, info = [], []
+    for r in range(ranks):
+        wait = 0.1 * r  # rank 3 waits most: imbalance
+        calls.append([r, "MPI_Allreduce", 4, count, count * 8, comm_s / 4 + wait, 1e-4, 1e-2])
+        calls.append([r, "MPI_Sendrecv", 17, count, count * size, comm_s * 3 / 4, 1e-4, 1e-2])
+        calls.append([r, "MPI_Comm_split", 0, 1, 0, 0.01, 0.01, 0.01])
+        mpi = comm_s + wait + 0.01
+        info.append({"rank": r, "host": f"n{r}", "pid": 1, "app_time": compute_s + mpi, "mpi_time": mpi})
+    return {"format": "fabricbench-mpi-profile", "version": 1, "ranks": ranks, "hosts": [f"n{r}" for r in range(ranks)],
+            "mpi": {"library": "test"}, "rank_info": info, "calls": calls, "matrix": {"p2p": [], "rma": [], "coll": []}}
+
+
+def test_seed_004_question_from_the_catalogue(cli, db_path):
+    """A profile taken on GigE, asked for IB DDR 4x: faster, by how much, with assumptions."""
+    db = open_db(str(db_path))
+    run = _stored_profile(db, synthetic_profile(), tags={"fabric": "1gbe"})
+    out = cli("predict", str(run.id), "--on", "ddr").stdout
+    assert "predicted on InfiniBand DDR 4x (catalogue)" in out and "faster on InfiniBand DDR 4x" in out
+    assert "MPI_Sendrecv" in out and "assumptions:" in out and "compute time" in out
+    data = json.loads(cli("predict", str(run.id), "--on", "IB DDR 4x" if get_fabric("IB DDR 4x") else "ddr", "--json").stdout)
+    assert data["faster"] and 1.1 < data["speedup"] < 1.3  # 10.3 s -> a little over 8 s of compute
+    assert data["low_s"] <= data["predicted_s"] <= data["high_s"] and data["predicted_s"] > 8.0
+    # Imbalance is kept: rank 3's 0.3 s of waiting stays, so the slowest rank is still above 8.3 s.
+    assert data["predicted_s"] > 8.3
+    same = json.loads(cli("predict", str(run.id), "--on", "1gbe", "--json").stdout)
+    assert same["predicted_s"] == pytest.approx(same["measured_s"], rel=1e-9)
+    calls = {c["call"]: c for c in data["calls"]}
+    assert calls["MPI_Comm_split"]["how"] == "kept" and calls["MPI_Comm_split"]["change_s"] == 0
+
+
+def test_predict_needs_a_source_and_a_profile(cli, db_path):
+    db = open_db(str(db_path))
+    run = _stored_profile(db, synthetic_profile())
+    bad = cli("predict", str(run.id), "--on", "edr", check=False)
+    assert bad.returncode == 2 and "--from" in bad.stderr and "Traceback" not in bad.stderr
+    ok = cli("predict", str(run.id), "--on", "edr", "--from", "10gbe").stdout
+    assert "faster on InfiniBand EDR 4x" in ok
+    bad = cli("predict", str(run.id), "--on", "nosuchfabric", "--from", "10gbe", check=False)
+    assert bad.returncode == 2 and "nosuchfabric" in bad.stderr and "Traceback" not in bad.stderr
+    plain = db.create_run(label="engine")
+    db.finish_run(plain.id, "complete")
+    bad = cli("predict", str(plain.id), "--on", "edr", "--from", "1gbe", check=False)
+    assert bad.returncode == 2 and "not a profile" in bad.stderr
