@@ -20,7 +20,7 @@ import io
 import math
 import textwrap
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 # Figures are built with matplotlib.figure.Figure and saved through the Agg (PNG) and SVG
 # canvases directly: no pyplot, so importing this never changes a user's interactive backend.
@@ -52,6 +52,28 @@ BAR_LEGEND_CHARS = 28  # bar plots leave less room beside them
 
 def run_color(index: int) -> str:
     return _PALETTE[index % len(_PALETTE)]
+
+
+def grouped_bars(ax, scales: Sequence[float], groups: Sequence[Tuple[str, Dict[float, Optional[float]]]],
+                 annotate: Callable[[float], str], label_chars: int = 0) -> List[float]:
+    """One bar per group at each scale (groups side by side, scales on a categorical x axis), each bar
+    labelled with its value; returns the values drawn. ``groups`` are (legend label, {scale: value})."""
+    width = 0.8 / max(1, len(groups))
+    drawn_all: List[float] = []
+    for i, (label, by) in enumerate(groups):
+        xs, ys = [], []
+        for k, scale in enumerate(scales):
+            value = by.get(scale)
+            if value is not None and math.isfinite(value):
+                xs.append(k - 0.4 + width * (i + 0.5))
+                ys.append(value)
+        bars = ax.bar(xs, ys, width=width, color=run_color(i), label=safe_label(label, label_chars))
+        for rect, value in zip(bars, ys):
+            ax.annotate(annotate(value), (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
+                        va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+        drawn_all += ys
+    ax.set_xticks(range(len(scales)))
+    return drawn_all
 
 
 def line_style(index: int) -> str:

@@ -7,14 +7,13 @@ was compared.
 """
 from __future__ import annotations
 
-import math
 from typing import List, Optional, Sequence
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 from fabricbench.report.format import exact, fixed
-from fabricbench.report.plots import run_color, safe_label, save_figure
+from fabricbench.report.plots import grouped_bars, safe_label, save_figure
 
 _RC = {"svg.hashsalt": "fabricbench", "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8}
 
@@ -28,25 +27,11 @@ def relative_chart(studies: Sequence, fmt: str = "svg") -> Optional[bytes]:
     with rc_context(_RC):
         fig = Figure(figsize=(7.2, 4.0), layout="constrained")
         ax = fig.add_subplot()
-        width = 0.8 / len(bars)
-        top = 1.0
-        for i, (st, fabric) in enumerate(bars):
-            by = {r.nodes: r.relative.get(fabric) for r in st.rows}
-            xs, ys = [], []
-            for k, scale in enumerate(scales):
-                value = by.get(scale)
-                if value is not None and math.isfinite(value):
-                    xs.append(k - 0.4 + width * (i + 0.5))
-                    ys.append(value)
-            label = f"{st.app}: {fabric} vs {st.reference}" if len(references) > 1 or len(st.fabrics) > 2 else f"{st.app}"
-            drawn = ax.bar(xs, ys, width=width, color=run_color(i), label=safe_label(label, 40))
-            for rect, value in zip(drawn, ys):
-                ax.annotate(fixed(value), (rect.get_x() + rect.get_width() / 2, rect.get_height()), ha="center",
-                            va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
-            top = max([top] + ys)
+        groups = [(f"{st.app}: {fabric} vs {st.reference}" if len(references) > 1 or len(st.fabrics) > 2 else st.app,
+                   {r.nodes: r.relative.get(fabric) for r in st.rows}) for st, fabric in bars]
+        top = max([1.0] + grouped_bars(ax, scales, groups, fixed, label_chars=40))
         ax.axhline(1.0, color="#333333", linewidth=0.9, label=safe_label(f"reference: {', '.join(references)}", 40))
         ax.set_ylim(0, top * 1.15)
-        ax.set_xticks(range(len(scales)))
         ax.set_xticklabels([exact(s) for s in scales])
         ax.set_xlabel("nodes")
         others = sorted({fab for _st, fab in bars})

@@ -9,7 +9,6 @@ Each returns the image bytes (SVG or PNG). Scale axes are log2 (nodes or ranks d
 """
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 from typing import List, Optional, Sequence
 
@@ -19,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from fabricbench.report.format import axis_value, exact, ratio
-from fabricbench.report.plots import run_color, safe_label, save_figure, value_axis
+from fabricbench.report.plots import grouped_bars, run_color, safe_label, save_figure, value_axis
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -149,24 +148,12 @@ def relative_plot(analysis, fmt: str = "svg") -> Optional[bytes]:
     if not scales:
         return None
     with _figure() as (fig, ax):
-        n = len(comps)
-        width = 0.8 / n
-        for i, c in enumerate(comps):
-            by = {p.scale: p.ratio for p in c.points}
-            xs, ys = [], []
-            for k, sc in enumerate(scales):
-                r = by.get(sc)
-                if r is not None and math.isfinite(r):
-                    xs.append(k - 0.4 + width * (i + 0.5))
-                    ys.append(r)
+        groups = []
+        for c in comps:
             group = ", ".join(f"{v}" for v in c.group.values())
-            label = f"{group}: {c.b} vs {c.a}" if group else f"{c.b} vs {c.a}"
-            bars = ax.bar(xs, ys, width=width, color=run_color(i), label=safe_label(label))
-            for rect, r in zip(bars, ys):
-                ax.annotate(ratio(r), (rect.get_x() + rect.get_width() / 2, rect.get_height()),
-                            ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+            groups.append((f"{group}: {c.b} vs {c.a}" if group else f"{c.b} vs {c.a}", {p.scale: p.ratio for p in c.points}))
+        grouped_bars(ax, scales, groups, ratio)
         ax.axhline(1.0, color="#333333", linewidth=0.8)
-        ax.set_xticks(range(len(scales)))
         ax.set_xticklabels([exact(s) for s in scales])
         ax.set_xlabel(_axis_name(analysis))
         ax.set_ylabel("relative performance (x times faster)")
