@@ -14,6 +14,7 @@ K runs is then the run-to-run noise the comparison allows for.
 
 Usage: FABRICBENCH_NATIVE_DIR=build/stage PYTHONPATH=src python3 benchmarks/compare_false_alarms.py
            [--repeats 20] [--np 2] [--suite quick] [--db FILE] [--min-effect 3] [--baseline-runs K]
+           [--orders random,ascending]
 """
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ def fabricbench(db: Path, *args: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def measure(db: Path, suite: str, np: int, label: str) -> int:
-    out = fabricbench(db, "run", suite, "--np", str(np), "--label", label).stdout
+def measure(db: Path, suite: str, np: int, label: str, order: str = "random") -> int:
+    out = fabricbench(db, "run", suite, "--np", str(np), "--label", label, "--order", order).stdout
     return int(out.split("run ")[1].split()[0])
 
 
@@ -48,32 +49,42 @@ def main() -> int:
     ap.add_argument("--db", help="keep the runs in this database (default: a temporary one)")
     ap.add_argument("--min-effect", default="3", help="compare's --min-effect, in percent")
     ap.add_argument("--baseline-runs", type=int, default=0, help="compare each run with K earlier runs instead of its pair")
+    ap.add_argument("--orders", default="random",
+                    help="size orders to try, comma-separated (random, ascending): each repeat measures one pair per "
+                    "order, interleaved, so both see the same changes of load")
     args = ap.parse_args()
+    orders = [o.strip() for o in args.orders.split(",") if o.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="fb-false-alarms-")
     db = Path(args.db) if args.db else Path(tmp.name) / "aa.db"
-    total_points = total_flagged = pairs_flagged = tested = 0
+    totals = {o: {"points": 0, "flagged": 0, "pairs": 0, "tested": 0} for o in orders}
     started = time.monotonic()
-    baseline = [measure(db, args.suite, args.np, f"base{i + 1}") for i in range(args.baseline_runs)]
+    baseline = {o: [measure(db, args.suite, args.np, f"base{i + 1}-{o}", o) for i in range(args.baseline_runs)]
+                for o in orders}
     for k in range(args.repeats):
-        load = os.getloadavg()[0]
-        a = ",".join(map(str, baseline)) if baseline else str(measure(db, args.suite, args.np, f"A{k + 1}"))
-        b = measure(db, args.suite, args.np, f"B{k + 1}")
-        data = json.loads(fabricbench(db, "compare", a, str(b), "--json", "--min-effect", args.min_effect).stdout)
-        points = [(s, p) for s in data["series"] for p in s["points"]]
-        flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
-        total_points += len(points)
-        total_flagged += len(flagged)
-        pairs_flagged += bool(flagged)
-        tested += data["tested"]
-        detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
-        more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
-        print(f"pair {k + 1:2d} (runs {a} vs {b}; load {load:.1f} on {os.cpu_count()} CPUs): "
-              f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
-              + (f": {detail}{more}" if flagged else ""), flush=True)
-    what = f"runs against a baseline of {len(baseline)} runs" if baseline else "A/A pairs"
-    print(f"\n{args.repeats} {what} of `run {args.suite} --np {args.np}`: {total_flagged} false alarms in "
-          f"{total_points} points compared ({tested} with a CI); {pairs_flagged} of {args.repeats} pairs had any; "
-          f"{time.monotonic() - started:.0f} s")
+        for order in orders:
+            load = os.getloadavg()[0]
+            base = baseline[order]
+            a = ",".join(map(str, base)) if base else str(measure(db, args.suite, args.np, f"A{k + 1}-{order}", order))
+            b = measure(db, args.suite, args.np, f"B{k + 1}-{order}", order)
+            data = json.loads(fabricbench(db, "compare", a, str(b), "--json", "--min-effect", args.min_effect).stdout)
+            points = [(s, p) for s in data["series"] for p in s["points"]]
+            flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
+            t = totals[order]
+            t["points"] += len(points)
+            t["flagged"] += len(flagged)
+            t["pairs"] += bool(flagged)
+            t["tested"] += data["tested"]
+            detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
+            more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
+            print(f"pair {k + 1:2d} {order} (runs {a} vs {b}; load {load:.1f} on {os.cpu_count()} CPUs): "
+                  f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
+                  + (f": {detail}{more}" if flagged else ""), flush=True)
+    what = f"runs against a baseline of {args.baseline_runs} runs" if args.baseline_runs else "A/A pairs"
+    print()
+    for order, t in totals.items():
+        print(f"{args.repeats} {what} of `run {args.suite} --np {args.np} --order {order}`: {t['flagged']} false alarms "
+              f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {args.repeats} pairs had any")
+    print(f"{time.monotonic() - started:.0f} s")
     return 0
 
 

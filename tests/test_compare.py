@@ -104,6 +104,20 @@ def test_comparability_lists_every_confounder():
     assert any(x.key == "cpu_model" and x.b is None and "recorded for A only" in x.why for x in one.differences)
 
 
+def test_a_run_started_on_a_busy_host_is_a_caution_not_a_difference():
+    idle = {"nodes": 1, "ranks": 2, "host_load": {"loadavg_1m": 0.3, "cpus": 2}}
+    busy = dict(idle, host_load={"loadavg_1m": 9.8, "cpus": 2})
+    hosts = [Host("n1", "d", _facts())]
+    assert check_comparability(_run(1, idle), hosts, _run(2, idle), hosts).cautions == []
+    comp = check_comparability(_run(1, idle), hosts, _run(2, busy), hosts)
+    assert comp.comparable  # the configuration is the same ...
+    [caution] = comp.cautions  # ... but B's timings may be the host's, not the fabric's
+    assert caution.startswith("run B (load 9.8 on 2 CPUs) started on a busy host")
+    assert comp.to_dict()["cautions"] == [caution]
+    both = check_comparability(_run(1, busy), hosts, _run(2, busy), hosts).cautions
+    assert both and "run A (load 9.8 on 2 CPUs) and run B (load 9.8 on 2 CPUs)" in both[0]
+
+
 def test_run_facts_summarise_hosts_that_disagree():
     hosts = [Host("n1", "a", _facts()), Host("n2", "b", _facts(kernel="6.1"))]
     facts = run_facts(_run(1, {"nodes": 2, "ranks": 4}), hosts)
@@ -184,7 +198,8 @@ def test_cli_compare_comparable_runs_and_errors(tmp_path):
     assert "Comparable: no recorded provenance differences." in res.output
     res = runner.invoke(main, ["--db", str(tmp_path / "c.db"), "compare", str(a.id), str(b.id), "--json"])
     data = json.loads(res.output)
-    assert data["comparability"] == {"comparable": True, "differences": [], "not_recorded": data["comparability"]["not_recorded"]}
+    assert data["comparability"] == {"comparable": True, "differences": [], "cautions": [],
+                                     "not_recorded": data["comparability"]["not_recorded"]}
     points = data["series"][0]["points"]
     assert [p["significant"] for p in points] == [False, False]
     assert points[0]["verdict"] == "no significant difference" and points[0]["text"] == "no significant difference"

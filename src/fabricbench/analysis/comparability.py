@@ -48,6 +48,7 @@ class Difference:
 class Comparability:
     differences: List[Difference] = field(default_factory=list)
     not_recorded: List[str] = field(default_factory=list)  # labels recorded for neither run
+    cautions: List[str] = field(default_factory=list)  # not a difference of configuration, but a reason to doubt
 
     @property
     def comparable(self) -> bool:
@@ -58,6 +59,7 @@ class Comparability:
             "comparable": self.comparable,
             "differences": [d.to_dict() for d in self.differences],
             "not_recorded": self.not_recorded,
+            "cautions": self.cautions,
         }
 
 
@@ -314,6 +316,17 @@ def _abbreviate(names: List[str], limit: int = 8) -> Optional[str]:
 _NOT_CONFOUNDS = frozenset({"hosts"})
 
 
+def busy_host(run: Any) -> Optional[str]:
+    """"load 9.8 on 2 CPUs" when the run started on a host whose 1-minute load average was over half
+    its CPUs (other work shared its cores), else None. From the run's provenance ``host_load``."""
+    prov = getattr(run, "provenance", None) or {}
+    load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
+    avg, cpus = load.get("loadavg_1m"), load.get("cpus")
+    if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0 and avg > 0.5 * cpus:
+        return f"load {avg:g} on {cpus} CPUs"
+    return None
+
+
 def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b: Sequence[Any]) -> Comparability:
     """Every recorded fact that differs between the runs; facts recorded on one side only count too."""
     fa, fb = run_facts(run_a, hosts_a), run_facts(run_b, hosts_b)
@@ -333,6 +346,11 @@ def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b:
             if va is None or vb is None:
                 why = (why + "; " if why else "") + f"recorded for {'B' if va is None else 'A'} only"
             result.differences.append(Difference(key, fact.label, va, vb, why))
+    busy = [f"{side} ({note})" for side, run in (("A", run_a), ("B", run_b)) for note in [busy_host(run)] if note]
+    if busy:
+        result.cautions.append(f"run {' and run '.join(busy)} started on a busy host: other work shared its cores, so "
+                               "its timings can differ for reasons that are not the fabric; repeat on an idle host, or "
+                               "compare against several runs (a baseline) so that run-to-run noise is measured")
     return result
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis import stats
+from fabricbench.analysis.comparability import busy_host
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.analysis.matching import COLLECTIVES, HPCC, MULTI_PAIR, definition, run_ranks, size_label
 
@@ -206,11 +207,10 @@ def check_factors(rd: Any) -> List[Finding]:
                                                for h in rd.hosts):
         out.append(Finding("factors", run, "MPI library not recorded", "tag it (--tag mpi=...) or measure with fabricbench",
                            "warning"))
-    load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
-    if isinstance(load.get("loadavg_1m"), (int, float)) and isinstance(load.get("cpus"), int) and load["cpus"] > 0 \
-            and load["loadavg_1m"] > 0.5 * load["cpus"]:
-        out.append(Finding("factors", run, f"the host was busy when the run started (load {load['loadavg_1m']:g} on "
-                           f"{load['cpus']} CPUs): other work shared its cores, and its figures include that contention",
+    busy = busy_host(run)
+    if busy:
+        out.append(Finding("factors", run, f"the host was busy when the run started ({busy}): other work shared its "
+                           "cores, and its figures include that contention",
                            "re-run on an idle host (or say so when quoting these figures)", "warning"))
     return out
 

@@ -48,6 +48,8 @@ def _ratio(r: Optional[float]) -> str:
 
 
 def print_comparability(comp) -> None:
+    for caution in comp.cautions:
+        console.print(Text(f"Caution: {caution}.", style="yellow"))
     if comp.comparable:
         msg = "Comparable: no recorded provenance differences."
         if comp.not_recorded:

@@ -91,9 +91,9 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
 @click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
-@click.option("--order", type=click.Choice(["random", "ascending"]), default="random", show_default=True,
-              help="Order in which each benchmark measures its sizes: random scatters a burst of load "
-              "over the curve instead of a run of neighbouring sizes (Hoefler and Belli).")
+@click.option("--order", type=click.Choice(["ascending", "random"]), default="ascending", show_default=True,
+              help="Order in which each benchmark measures its sizes: random (a shuffle from the engine's seed) "
+              "scatters a burst of load over the curve instead of a run of neighbouring sizes.")
 @pass_state
 def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.

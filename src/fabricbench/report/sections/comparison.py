@@ -36,6 +36,8 @@ def build(ctx):
             labels = ", ".join(d.label for d in comp.comparability.differences)
             sub.add(Notice(f"The runs differ in {labels}: any of these can explain a difference "
                            "(the configuration section has the values).", "warning"))
+        for caution in comp.comparability.cautions:
+            sub.add(Notice(f"Caution: {caution}.", "warning"))
         sub.add(BulletList([f"{s.title}: {s.summary(base.name, r.name)}" for s in comp.series]) if comp.series
                 else Paragraph("No common points to compare."))
         flagged = comp.flagged("worse") + comp.flagged("better")
