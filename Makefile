@@ -25,9 +25,9 @@ setup: system-deps install
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-# Packages only tests need (the simulated InfiniBand fabric, xrootd, NetPIPE); `make run` goes without them.
+# Packages only tests need (the simulated InfiniBand fabric, xrootd, NetPIPE, Slurm); `make run` goes without them.
 test-deps:
-	@bash scripts/install-test-deps.sh fabric transfer netpipe
+	@bash scripts/install-test-deps.sh fabric transfer netpipe slurm
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -3,6 +3,7 @@
 #   fabric     ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
 #   transfer   xrootd-server, xrootd-client (fabricbench transfer)
 #   netpipe    netpipe-tcp, netpipe-openmpi (the NetPIPE importer's live tests)
+#   slurm      slurmctld, slurmd, slurm-client, munge (lab up --slurm and its tests)
 # `make run` does not need any of them.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ declare -A groups=(
   [fabric]="ibsim-utils opensm infiniband-diags"
   [transfer]="xrootd-server xrootd-client"
   [netpipe]="netpipe-tcp netpipe-openmpi"
+  [slurm]="slurmctld slurmd slurm-client munge"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 
@@ -36,10 +38,17 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing test packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Others may be installing at the same time: wait for dpkg's lock instead of failing.
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start their own OpenSM on a simulated fabric; the package's service must not manage a real
 # fabric on a machine that has one just because the tests were run there.
 if [[ " ${missing[*]} " == *" opensm "* ]] && command -v systemctl >/dev/null; then
   $SUDO systemctl disable --now opensm.service >/dev/null 2>&1 || true
 fi
+# Likewise Slurm and munge: `lab up --slurm` starts its own, with its own key and configuration.
+for svc in slurmctld slurmd munge; do
+  if [[ " ${missing[*]} " == *" $svc "* ]] && command -v systemctl >/dev/null; then
+    $SUDO systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+  fi
+done

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "baseline",
     "history",
     "lint",
+    "submit",
 )
 
 for _name in COMMAND_MODULES:
