@@ -132,6 +132,9 @@ class LabLauncher(Launcher):
     def provenance(self) -> Dict[str, Any]:
         return lab_provenance(self.lab, self.layout.hosts)
 
+    def one_machine(self) -> bool:
+        return True
+
 
 def lab_provenance(lab, hosts: Sequence[str]) -> Dict[str, Any]:
     """The lab's shape and the shaped rate of every node used (all nodes when `hosts` is empty):

@@ -102,6 +102,9 @@ class SrunLauncher(Launcher):
     def node_count(self) -> int:
         return self.nodes()
 
+    def one_machine(self) -> bool:
+        return self.cluster.lab is not None
+
     def provenance(self) -> Dict[str, Any]:
         """Slurm's version, the job (inside an allocation) or what was asked for, and a lab's rates."""
         facts: Dict[str, Any] = {"version": slurm.version(self.cluster), "mpi_plugin": self.mpi_plugin()}
