@@ -156,10 +156,8 @@ def lab_provenance(lab, hosts: Sequence[str]) -> Dict[str, Any]:
 def lab_openmpi_env(lab) -> Dict[str, str]:
     """Open MPI's settings for ranks in lab nodes that another launcher (srun) starts: TCP on the lab subnet.
 
-    PMIx keeps its job data in shared memory by default (gds ds12/ds21); lab nodes share one
-    machine, so the stores of different "nodes" of one step meet, and a rank now and then reads
-    a peer's address wrong and crashes in MPI_Init (1 run in 10 on a loaded machine). The hash
-    store keeps each rank's data in the rank.
+    PMIx keeps job data in a shared-memory store (gds ds12/ds21) meant for one node; lab nodes
+    share one machine, so each rank keeps its own copy (gds hash) instead.
     """
     return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self,vader",
             "OMPI_MCA_btl_tcp_if_include": lab.subnet, "PMIX_MCA_gds": "hash"}
