@@ -109,3 +109,23 @@ def test_jobs_table_arrives_by_migration(tmp_path):
     assert store.link_slurm_job("12", "lab", run.id) and not store.link_slurm_job("13", "lab", run.id)
     [again] = store.slurm_jobs()
     assert again.id == job.id and again.run_id == run.id and again.options == {"nodes": 2}
+
+
+def test_jobs_without_an_answer_from_slurm_show_the_last_states(tmp_path, monkeypatch):
+    from fabricbench.launch import sbatch
+    from fabricbench.workflows.submit import list_jobs
+
+    store = fabricbench.open_db(str(tmp_path / "r.db"))
+    store.add_slurm_job("12", None, "fabricbench runs", None, None, {}, state="RUNNING")
+
+    def unreachable(_cluster):
+        raise LaunchError("squeue failed: Unable to contact slurm controller")
+
+    monkeypatch.setattr(sbatch, "job_states", unreachable)
+    views, stale = list_jobs(store)
+    assert [v.state for v in views] == ["RUNNING"] and "did not answer" in stale
+    monkeypatch.setattr(sbatch, "job_states", lambda _c: {"12": "COMPLETED"})
+    views, stale = list_jobs(store)
+    assert views[0].state == "COMPLETED" and stale is None and store.slurm_jobs()[0].state == "COMPLETED"
+    monkeypatch.setattr(sbatch, "job_states", lambda _c: {})
+    assert list_jobs(store)[0][0].state == "COMPLETED"  # forgotten by Slurm after it ended: stays as it ended

@@ -66,7 +66,7 @@ def jobs(state, last: int, no_refresh: bool, as_json: bool) -> None:
     """List the Slurm jobs `fabricbench submit` made: Slurm's state and the run each produced."""
     from fabricbench.workflows.submit import list_jobs
 
-    views = list_jobs(state.store, limit=last, refresh=not no_refresh)
+    views, stale = list_jobs(state.store, limit=last, refresh=not no_refresh)
     if as_json:
         print_json([{"job_id": v.job.job_id, "cluster": v.job.cluster, "state": v.state, "submitted": v.job.submitted,
                      "command": v.job.command, "options": v.job.options, "output": v.job.output,
@@ -83,5 +83,7 @@ def jobs(state, last: int, no_refresh: bool, as_json: bool) -> None:
                       Text(v.run.status, style=RUN_STYLE.get(v.run.status, "")) if v.run else Text("-"),
                       Text(v.job.command))
     console.print(table)
+    if stale:
+        console.print(stale, highlight=False, markup=False)
     if not views:
         console.print("no jobs submitted into this database yet (fabricbench submit -- fabricbench ...)", highlight=False)

@@ -12,9 +12,10 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from fabricbench.launch import sbatch, slurm
+from fabricbench.launch.base import LaunchError
 from fabricbench.launch.sbatch import BatchOptions
 from fabricbench.store import Run, SlurmJob, Store, StoreError
 
@@ -66,12 +67,18 @@ class JobView:
     run: Optional[Run]
 
 
-def list_jobs(store: Store, limit: Optional[int] = 20, refresh: bool = True) -> List[JobView]:
-    """Submitted jobs, newest first, with Slurm's state now (refresh) and the run each produced."""
+def list_jobs(store: Store, limit: Optional[int] = 20, refresh: bool = True) -> Tuple[List[JobView], Optional[str]]:
+    """Submitted jobs, newest first, with Slurm's state now (refresh) and the run each produced;
+    and why the states are the last ones seen, when Slurm could not be asked."""
     found = store.slurm_jobs(limit=limit)
-    states = {}
+    stale = None
     if refresh and found:
-        states = sbatch.job_states(slurm.cluster())
+        try:
+            states = sbatch.job_states(slurm.cluster())
+        except LaunchError as exc:
+            states, refresh = {}, False
+            stale = f"states as last seen: Slurm did not answer ({exc})"
+    if refresh and found:
         changed = {}
         for j in found:
             now = states.get(j.job_id)
@@ -93,4 +100,4 @@ def list_jobs(store: Store, limit: Optional[int] = 20, refresh: bool = True) -> 
             except StoreError:
                 run = None
         views.append(JobView(job=j, state=j.state, run=run))
-    return views
+    return views, stale
