@@ -25,10 +25,10 @@ setup: system-deps install
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-# Packages only tests need (the simulated InfiniBand fabric, xrootd, NetPIPE, the catalogued applications);
-# `make run` goes without them.
+# Packages only tests need (the simulated InfiniBand fabric, xrootd, NetPIPE, the catalogued
+# applications, Slurm); `make run` goes without them.
 test-deps:
-	@bash scripts/install-test-deps.sh fabric transfer netpipe apps
+	@bash scripts/install-test-deps.sh fabric transfer netpipe apps slurm
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

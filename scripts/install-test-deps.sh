@@ -5,6 +5,7 @@
 #   netpipe    netpipe-tcp, netpipe-openmpi (the NetPIPE importer's live tests)
 #   apps       lammps, quantum-espresso, openfoam (the application catalogue's real runs and
 #              `fabricbench study apps`; about 130 MB to download, 1-2 minutes to install)
+#   slurm      slurmctld, slurmd, slurm-client, munge (lab up --slurm and its tests)
 # `make run` does not need any of them.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ declare -A groups=(
   [transfer]="xrootd-server xrootd-client"
   [netpipe]="netpipe-tcp netpipe-openmpi"
   [apps]="lammps quantum-espresso openfoam"
+  [slurm]="slurmctld slurmd slurm-client munge"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 
@@ -47,3 +49,9 @@ $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends 
 if [[ " ${missing[*]} " == *" opensm "* ]] && command -v systemctl >/dev/null; then
   $SUDO systemctl disable --now opensm.service >/dev/null 2>&1 || true
 fi
+# Likewise Slurm and munge: `lab up --slurm` starts its own, with its own key and configuration.
+for svc in slurmctld slurmd munge; do
+  if [[ " ${missing[*]} " == *" $svc "* ]] && command -v systemctl >/dev/null; then
+    $SUDO systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+  fi
+done

@@ -4,6 +4,7 @@ markers that say what a test needs, checked here once:
     @pytest.mark.mpi      mpicc and mpirun on PATH and the native engine built
     @pytest.mark.lab      root and working network namespaces (the emulated cluster)
     @pytest.mark.browser  a Chromium to drive
+    @pytest.mark.slurm    Slurm's daemons and clients and munge installed (scripts/install-test-deps.sh slurm)
 
 A marked test is skipped, with the reason, where its need is not met; the pure tests run
 anywhere: ``pytest -m "not mpi and not lab and not browser"``.
@@ -53,7 +54,21 @@ def browser_missing() -> Optional[str]:
     return "needs a browser: chromium is not installed (Debian: apt-get install -y chromium)"
 
 
-NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing}
+@functools.lru_cache(maxsize=None)
+def slurm_missing() -> Optional[str]:
+    import pwd
+
+    for tool in ("slurmctld", "slurmd", "srun", "sbatch", "munged"):
+        if not (shutil.which(tool) or os.path.exists(f"/usr/sbin/{tool}")):
+            return f"needs Slurm and munge: {tool} is not installed (bash scripts/install-test-deps.sh slurm)"
+    try:
+        pwd.getpwnam("munge")
+    except KeyError:
+        return "needs munge: there is no munge user (bash scripts/install-test-deps.sh slurm)"
+    return None
+
+
+NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "slurm": slurm_missing}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -2,6 +2,7 @@
 import sqlalchemy as sa
 from test_postgres import pg_url  # noqa: F401,F811 - the private server fixture
 
+from fabricbench.store.schema import SCHEMA_VERSION
 from fabricbench.store import Measurement, StoreError, open_db
 
 
@@ -28,5 +29,5 @@ def test_baselines_on_postgresql(pg_url):  # noqa: F811
         conn.execute(sa.text("DROP TABLE baselines"))
         conn.execute(sa.text("UPDATE schema_version SET version = 2"))
     migrated = open_db(pg_url, migrate=True)
-    assert migrated.schema_version() == 3
+    assert migrated.schema_version() == SCHEMA_VERSION
     assert migrated.set_baseline("again", runs[0].id).run_ids == [runs[0].id]

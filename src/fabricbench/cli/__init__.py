@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "lint",
     "model",
     "predict",
+    "submit",
 )
 
 for _name in COMMAND_MODULES:

@@ -68,9 +68,11 @@ def lab() -> None:
 @click.option("--degrade", multiple=True, metavar="NODE=RATE", help="Give one node's link a lower rate, e.g. n3=100mbit (repeatable).")
 @click.option("--subnet", default=None, metavar="CIDR", help="Private IPv4 subnet used only inside the lab (default 10.213.0.0/24; also FABRICBENCH_LAB_SUBNET).")
 @click.option("--mtu", type=click.IntRange(min=576, max=65535), default=1500, show_default=True, help="MTU of the lab links.")
+@click.option("--slurm", is_flag=True, help="Also run a Slurm cluster on it: munge, slurmctld on n1, one slurmd per node (partition 'lab').")
 @name_option
 @json_option
-def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tuple[str, ...], subnet: Optional[str], mtu: int, name: Optional[str], as_json: bool) -> None:
+def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tuple[str, ...], subnet: Optional[str], mtu: int,
+       slurm: bool, name: Optional[str], as_json: bool) -> None:
     """Bring a lab up (a no-op if the same lab is already up)."""
     check_rate("--link", link)
     if uplink:
@@ -86,6 +88,7 @@ def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tup
         degrade=parse_degrade(list(degrade)),
         subnet=subnet or default_subnet(),
         mtu=mtu,
+        slurm=slurm,
     )
     before = current_lab(name)
     the_lab = lab_core.Lab.up(spec, name)
@@ -98,6 +101,7 @@ def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tup
         console.print(f"lab '{name}' is up: {the_lab.describe()}")
     _print_nodes(the_lab.status())
     console.print(f"hostfile: {the_lab.hostfile_path}")
+    _print_slurm(the_lab.status(), name)
     console.print(
         f"TCP goodput of a {the_lab.shape['link']} link: {tcp_goodput(spec.link_bps(), spec.mtu) / 1e6:.2f} MB/s; "
         f"measure with: {'FABRICBENCH_LAB=' + name + ' ' if name != 'fbl' else ''}fabricbench run quick --launcher lab"
@@ -125,6 +129,7 @@ def status(name: Optional[str], as_json: bool) -> None:
     if info["uplink"]:
         console.print("uplink: " + ", ".join(f"{sw} sends at {rate or 'unshaped'}" for sw, rate in info["uplink"].items()))
     console.print(f"hostfile: {info['hostfile']}")
+    _print_slurm(info, name)
     if not info["shaping_checked"]:
         console.print("shaping not checked: reading the qdiscs needs root")
     elif info["healthy"]:
@@ -155,11 +160,14 @@ def down(name: Optional[str]) -> None:
     """Remove the lab: every namespace, link, bridge, qdisc and file it made (also after a crash)."""
     name = lab_name(name)
     removed = lab_core.down(name)
-    namespaces = [r for r in removed if not r.startswith("/")]
+    daemons = [r for r in removed if r.startswith("daemon ")]
+    namespaces = [r for r in removed if not r.startswith(("/", "daemon "))]
+    files = len(removed) - len(namespaces) - len(daemons)
     if not removed:
         console.print(f"lab '{name}' was not up; nothing to remove")
     else:
-        console.print(f"lab '{name}' is down: removed {len(namespaces)} namespaces and {len(removed) - len(namespaces)} files")
+        stopped = f", stopped {len(daemons)} Slurm daemons" if daemons else ""
+        console.print(f"lab '{name}' is down: removed {len(namespaces)} namespaces and {files} files{stopped}")
 
 
 @lab.command(name="exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -180,6 +188,24 @@ def exec_(name: Optional[str], node: str, command: Tuple[str, ...]) -> None:
     from fabricbench.launch.procs import run_attached
 
     sys.exit(run_attached(the_lab.exec_argv(node, argv)))
+
+
+@lab.command(name="slurm", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@name_option
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def slurm_(name: Optional[str], command: Tuple[str, ...]) -> None:
+    """Run a Slurm client command (sinfo, squeue, scontrol, srun, ...) on the lab's login node, e.g. lab slurm sinfo."""
+    from fabricbench.launch.slurm import lab_cluster
+
+    name = lab_name(name)
+    os.environ["FABRICBENCH_LAB"] = name
+    argv = list(command[1:] if command and command[0] == "--" else command)
+    cluster = lab_cluster()
+    if cluster is None:
+        raise LabError(f"lab '{name}' has no Slurm (fabricbench lab up{_name_flag(name)} --nodes N --slurm)")
+    from fabricbench.launch.procs import run_attached
+
+    sys.exit(run_attached(cluster.argv(argv), env=cluster.env()))
 
 
 @lab.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -217,6 +243,17 @@ def mpirun(name: Optional[str], np: Optional[int], hosts: Optional[str], ppn: Op
     from fabricbench.launch.procs import run_attached
 
     sys.exit(run_attached(command, env=launcher.environment()))
+
+
+def _print_slurm(info, name: str) -> None:
+    s = info.get("slurm")
+    if not s:
+        return
+    env = "" if name == "fbl" else f"FABRICBENCH_LAB={name} "
+    console.print(f"Slurm: partition '{s['partition']}', controller and login node {s['controller']}, "
+                  f"{len(s['running'])} daemons running; config {s['config']}")
+    console.print(f"  {env}fabricbench run quick --launcher srun --np {len(info['nodes'])}   |   "
+                  f"{env}fabricbench lab slurm sinfo")
 
 
 def _print_nodes(info) -> None:

@@ -53,17 +53,19 @@ def agent_executable(run_dir: Path) -> str:
 
 def node_argv(node: str, argv: Sequence[str]) -> List[str]:
     """argv run inside lab node `node` with host name `node`: exact words, no shell re-parsing."""
-    return [
-        system.tool("ip"),
-        "netns",
-        "exec",
-        node,
-        system.tool("unshare"),
-        "--uts",
-        "--",
-        shutil.which("sh") or "/bin/sh",
-        "-c",
-        _ENTER_SCRIPT,
-        node,
-        *argv,
-    ]
+    return [system.tool("ip"), "netns", "exec", node, *_named(node, argv)]
+
+
+def _named(node: str, argv: Sequence[str]) -> List[str]:
+    """argv in a UTS namespace of its own whose host name is `node`."""
+    return [system.tool("unshare"), "--uts", "--", shutil.which("sh") or "/bin/sh", "-c", _ENTER_SCRIPT, node, *argv]
+
+
+def daemon_argv(node: str, argv: Sequence[str]) -> List[str]:
+    """argv run as a daemon of lab node `node`: its network namespace and host name, the host's mounts.
+
+    `ip netns exec` mounts a fresh /sys, in which slurmd finds no cgroup file system and refuses
+    to start; nsenter joins the network namespace only. Names resolve through NodeAddr, so the
+    node's /etc/hosts is not needed there.
+    """
+    return [system.tool("nsenter"), f"--net={system.NETNS_DIR}/{node}", "--", *_named(node, argv)]

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from fabricbench.lab import agent, system
+from fabricbench.lab import agent, slurm, system
 from fabricbench.lab.errors import LabError
 from fabricbench.lab.rates import format_rate, parse_rate, tbf_burst_bytes, tbf_limit_bytes, tcp_goodput
 from fabricbench.lab.spec import (
@@ -177,6 +177,8 @@ class Lab:
             try:
                 lab._build()
                 lab._write_files()
+                if spec.slurm:
+                    slurm.start(lab, run_dir())
             except BaseException:
                 with contextlib.suppress(Exception):  # the build's own error is the one to report
                     _teardown(name)
@@ -245,6 +247,8 @@ class Lab:
             text += ", 1 switch"
         if s["degrade"]:
             text += ", degraded " + ", ".join(f"{k}={v}" for k, v in s["degrade"].items())
+        if s.get("slurm"):
+            text += ", Slurm"
         return text + f", subnet {s['subnet']}"
 
     def to_state(self) -> Dict[str, Any]:
@@ -260,9 +264,11 @@ class Lab:
         }
 
     def is_intact(self) -> bool:
-        """Every namespace of the lab exists."""
+        """Every namespace of the lab exists (and, with Slurm, every daemon of it runs)."""
         present = set(system.list_namespaces())
-        return all(ns in present for ns in self.namespaces)
+        if not all(ns in present for ns in self.namespaces):
+            return False
+        return not self.spec.slurm or len(slurm.daemons_alive(run_dir(), self.name)) == len(self.nodes) + 2
 
     def status(self) -> Dict[str, Any]:
         """The lab as it is: every node's namespace, address and shaping checked against its shape."""
@@ -294,9 +300,14 @@ class Lab:
             for sw, got in uplink.items():
                 if got != self.shape["uplink"]:
                     problems.append(f"uplink end in {sw} is shaped at {got or 'nothing'}, not {self.shape['uplink']}")
+        slurm_status = slurm.status(self, run_dir()) if self.spec.slurm else None
+        if slurm_status is not None and not slurm_status["healthy"]:
+            problems.append(f"Slurm: {len(slurm_status['running'])} of {len(self.nodes) + 2} daemons run "
+                            f"(munged, slurmctld, one slurmd per node)")
         return {
             "name": self.name,
             "up": True,
+            "slurm": slurm_status,
             "healthy": not problems,
             "problems": problems,
             "shaping_checked": checked,
@@ -355,6 +366,9 @@ def leftovers(name: Optional[str] = None) -> List[str]:
         path = run_dir() / f"{name}.{suffix}"
         if path.exists():
             found.append(str(path))
+    found += slurm.daemons_alive(run_dir(), name)
+    if slurm.slurm_dir(run_dir(), name).exists():
+        found.append(str(slurm.slurm_dir(run_dir(), name)))
     return found
 
 
@@ -377,6 +391,7 @@ def lab_session(
     uplink: Optional[str] = None,
     degrade: Optional[Dict[str, str]] = None,
     subnet: Optional[str] = None,
+    slurm: bool = False,
     keep: bool = False,
 ) -> Iterator[Lab]:
     """A lab for the duration of a with-block; torn down afterwards, also on errors (unless keep)."""
@@ -386,6 +401,7 @@ def lab_session(
         switches=switches,
         uplink=uplink,
         degrade=tuple((degrade or {}).items()),
+        slurm=slurm,
         **({"subnet": subnet} if subnet else {}),
     )
     chosen = lab_name(name)
@@ -433,9 +449,11 @@ def _locked(name: str) -> Iterator[None]:
 def _teardown(name: str) -> List[str]:
     pattern = namespace_pattern(name)
     namespaces = [ns for ns in system.list_namespaces() if pattern.match(ns)]
-    removed: List[str] = []
     # Nodes first, so no stray rank keeps a namespace (and its veth end) alive.
     namespaces.sort(key=lambda ns: (0 if "-n" in ns[len(name):] else 1, ns))
+    # Slurm's daemons by their pids first (munged runs outside the namespaces), then whatever
+    # still runs inside: job steps, ranks.
+    removed: List[str] = slurm.stop(run_dir(), name)
     system.stop_processes_in(namespaces)
     failures: List[str] = []
     for ns in namespaces:

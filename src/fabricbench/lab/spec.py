@@ -12,6 +12,7 @@ Every object of a lab carries the lab's name as prefix followed by '-', so a lab
                          NAME-up     the inter-switch link's end in each switch namespace
     files                /etc/netns/NAME-n<i>/{hosts,resolv.conf}  (seen by ip netns exec)
                          $FABRICBENCH_LAB_RUNDIR/NAME.{json,hostfile}
+                         $FABRICBENCH_LAB_RUNDIR/NAME-slurm/  (lab up --slurm: config, logs, daemons)
 """
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ NODE_NAMESPACE_RE = re.compile(r"^[a-z][a-z0-9]{0,7}-n[0-9]+$")
 
 @dataclass(frozen=True)
 class LabSpec:
-    """The shape of a lab: nodes, link rate, switches, uplink, degraded nodes, subnet.
+    """The shape of a lab: nodes, link rate, switches, uplink, degraded nodes, subnet, Slurm or not.
 
     Rates are tc strings ("1gbit"); degrade maps node references ("n3", "3" or
     "fbl-n3") to a lower rate for that node's link.
@@ -110,6 +111,7 @@ class LabSpec:
     degrade: Tuple[Tuple[str, str], ...] = ()
     subnet: str = field(default_factory=default_subnet)
     mtu: int = DEFAULT_MTU
+    slurm: bool = False  # a Slurm cluster on the nodes (lab/slurm.py)
 
     def __post_init__(self):
         if isinstance(self.degrade, dict):
@@ -184,6 +186,7 @@ class LabSpec:
             "degrade": {f"n{i}": format_rate(bps) for i, bps in sorted(self.degraded_bps().items())},
             "subnet": str(self.network()),
             "mtu": self.mtu,
+            **({"slurm": True} if self.slurm else {}),
         }
 
     @classmethod
@@ -196,6 +199,7 @@ class LabSpec:
             degrade=tuple(dict(shape.get("degrade") or {}).items()),  # type: ignore[arg-type]
             subnet=str(shape.get("subnet", DEFAULT_SUBNET)),
             mtu=int(shape.get("mtu", DEFAULT_MTU)),
+            slurm=bool(shape.get("slurm", False)),
         )
 
 

@@ -22,7 +22,7 @@ ETC_NETNS_DIR = "/etc/netns"  # `ip netns exec NS` bind-mounts /etc/netns/NS/* o
 def tool(name: str) -> str:
     path = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
     if not path:
-        package = {"ip": "iproute2", "tc": "iproute2", "unshare": "util-linux"}.get(name, name)
+        package = {"ip": "iproute2", "tc": "iproute2", "unshare": "util-linux", "nsenter": "util-linux"}.get(name, name)
         raise LabError(f"the lab needs '{name}', which is not installed (Debian/Ubuntu: apt-get install {package})")
     return path
 

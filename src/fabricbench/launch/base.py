@@ -46,6 +46,10 @@ class Launcher:
         """Facts about the launch a run records with its provenance (e.g. a lab's link rates)."""
         return {}
 
+    def one_machine(self) -> bool:
+        """Every "node" is this machine (the lab): they share its memory and cores."""
+        return False
+
 
 _REGISTRY: Dict[str, Type[Launcher]] = {}
 

@@ -130,17 +130,34 @@ class LabLauncher(Launcher):
         return len(dict.fromkeys(self.layout.hosts))
 
     def provenance(self) -> Dict[str, Any]:
-        """The lab's shape and the shaped rate of every node used: what the run's peak is."""
-        used = [self.lab.node(h) for h in dict.fromkeys(self.layout.hosts)]
-        shape = self.lab.shape
-        uplink = self.lab.spec.uplink_bps()
-        return {"lab": {
-            "name": self.lab.name,
-            "link": shape.get("link"),
-            "link_bps": self.lab.spec.link_bps(),
-            "uplink": shape.get("uplink"),
-            "uplink_bps": uplink,
-            "mtu": self.lab.spec.mtu,
-            "shaper": "tc tbf",
-            "nodes": {n.name: {"rate": n.rate, "rate_bps": n.rate_bps, "switch": n.switch} for n in used},
-        }}
+        return lab_provenance(self.lab, self.layout.hosts)
+
+    def one_machine(self) -> bool:
+        return True
+
+
+def lab_provenance(lab, hosts: Sequence[str]) -> Dict[str, Any]:
+    """The lab's shape and the shaped rate of every node used (all nodes when `hosts` is empty):
+    what a run's peak is."""
+    used = [lab.node(h) for h in dict.fromkeys(hosts)] or list(lab.nodes)
+    shape = lab.shape
+    return {"lab": {
+        "name": lab.name,
+        "link": shape.get("link"),
+        "link_bps": lab.spec.link_bps(),
+        "uplink": shape.get("uplink"),
+        "uplink_bps": lab.spec.uplink_bps(),
+        "mtu": lab.spec.mtu,
+        "shaper": "tc tbf",
+        "nodes": {n.name: {"rate": n.rate, "rate_bps": n.rate_bps, "switch": n.switch} for n in used},
+    }}
+
+
+def lab_openmpi_env(lab) -> Dict[str, str]:
+    """Open MPI's settings for ranks in lab nodes that another launcher (srun) starts: TCP on the lab subnet.
+
+    PMIx keeps job data in a shared-memory store (gds ds12/ds21) meant for one node; lab nodes
+    share one machine, so each rank keeps its own copy (gds hash) instead.
+    """
+    return {"OMPI_MCA_pml": "ob1", "OMPI_MCA_btl": "tcp,self,vader",
+            "OMPI_MCA_btl_tcp_if_include": lab.subnet, "PMIX_MCA_gds": "hash"}

@@ -125,21 +125,32 @@ def session_members(sid: int) -> List[int]:
     return members
 
 
-def marked(token: str) -> List[int]:
-    """Processes whose environment carries the job mark FABRICBENCH_JOB=token (readable ones: ours)."""
-    want = f"{MARK}={token}".encode()
+def _matching(name: str, test: Callable[[bytes], bool]) -> List[int]:
+    """Processes (other than this one) whose /proc/PID/`name` file passes `test`; unreadable ones are skipped."""
     found = []
     for pid in _pids():
         if pid == os.getpid():
             continue
         try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                env = fh.read()
+            with open(f"/proc/{pid}/{name}", "rb") as fh:
+                data = fh.read()
         except OSError:
             continue
-        if want in env.split(b"\0"):
+        if test(data):
             found.append(pid)
     return found
+
+
+def marked(token: str) -> List[int]:
+    """Processes whose environment carries the job mark FABRICBENCH_JOB=token (readable ones: ours)."""
+    want = f"{MARK}={token}".encode()
+    return _matching("environ", lambda env: want in env.split(b"\0"))
+
+
+def naming(text: str) -> List[int]:
+    """Processes whose command line contains `text` (a daemon's own folder: found again after a crash)."""
+    want = text.encode()
+    return _matching("cmdline", lambda cmdline: want in cmdline)
 
 
 def job_members(pid: int, token: Optional[str], tree: bool = False) -> Set[int]:

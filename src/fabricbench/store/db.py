@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
-from fabricbench.store.records import STAT_FIELDS, Baseline, Host, Measurement, Run, RunData
+from fabricbench.store.records import STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -498,6 +498,44 @@ class Store:
         known = ", ".join(found) or "none yet"
         raise StoreError(f"no baseline '{name}' in {self.where} (baselines: {known}; set one with "
                          "'fabricbench baseline set NAME RUN')")
+
+    # -- Slurm jobs --------------------------------------------------------------------
+
+    def add_slurm_job(self, job_id: str, cluster: Optional[str], command: str, script: Optional[str],
+                      output: Optional[str], options: Dict[str, Any], state: Optional[str] = "PENDING") -> SlurmJob:
+        values = dict(job_id=str(job_id), cluster=cluster, submitted=now(), command=command, script=script,
+                      output=output, options=dict(options), state=state, run_id=None)
+        with self._write() as conn:
+            row_id = conn.execute(schema.slurm_jobs.insert().values(**values)).inserted_primary_key[0]
+        return SlurmJob(id=row_id, **values)
+
+    def link_slurm_job(self, job_id: str, cluster: Optional[str], run_id: int) -> bool:
+        """Note that Slurm job `job_id` produced run `run_id` (its latest run); False if it was not submitted here."""
+        j = schema.slurm_jobs
+        stmt = j.update().where(j.c.job_id == str(job_id))
+        if cluster:
+            stmt = stmt.where(sa.or_(j.c.cluster == cluster, j.c.cluster.is_(None)))
+        with self._write() as conn:
+            return conn.execute(stmt.values(run_id=run_id, state="RUNNING")).rowcount > 0
+
+    def set_slurm_job_states(self, states: Dict[int, str]) -> None:
+        """The state Slurm last reported, by row id."""
+        if not states:
+            return
+        j = schema.slurm_jobs
+        with self._write() as conn:
+            for row_id, state in states.items():
+                conn.execute(j.update().where(j.c.id == row_id).values(state=state))
+
+    def slurm_jobs(self, limit: Optional[int] = None) -> List[SlurmJob]:
+        """Submitted jobs, newest first."""
+        j = schema.slurm_jobs
+        query = sa.select(j).order_by(j.c.id.desc())
+        if limit:
+            query = query.limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query).fetchall()
+        return [SlurmJob(**{k: v for k, v in r._mapping.items()}) for r in rows]
 
     def artifact(self, run_id: int, name: str) -> Any:
         a = schema.artifacts

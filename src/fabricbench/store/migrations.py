@@ -2,7 +2,7 @@
 
 Version 1 (fabricbench 0.0.x development builds) had runs and measurements only;
 version 2 added per-host provenance, artifacts, and the run kind; version 3 named
-baselines (``baseline set NAME RUN``).
+baselines (``baseline set NAME RUN``); version 4 Slurm jobs submitted with ``fabricbench submit``.
 """
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ def _v2_to_v3(conn: Connection) -> None:
     schema.baselines.create(conn)
 
 
-STEPS: Dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: Connection) -> None:
+    schema.slurm_jobs.create(conn, checkfirst=True)
+
+
+STEPS: Dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(conn: Connection, current: int) -> int:

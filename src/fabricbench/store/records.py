@@ -114,6 +114,22 @@ class Baseline:
 
 
 @dataclass
+class SlurmJob:
+    """A job `fabricbench submit` handed to Slurm, and the run it produced (once it started one)."""
+
+    id: int
+    job_id: str
+    cluster: Optional[str]
+    submitted: str
+    command: str
+    script: Optional[str]
+    output: Optional[str]
+    options: Dict[str, Any]
+    state: Optional[str]
+    run_id: Optional[int]
+
+
+@dataclass
 class RunData:
     """A run loaded for analysis: the run, its measurements and its hosts."""
 

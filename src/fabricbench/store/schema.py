@@ -2,7 +2,8 @@
 
 A run owns its measurements (long format: one row per benchmark point and metric), the
 provenance of each of its hosts, and named artifacts (an MPI profile, a study's raw data).
-A baseline is a name given to a run that later runs are checked against.
+A baseline is a name given to a run that later runs are checked against. A Slurm job
+submitted by `fabricbench submit` is remembered with the run it produced.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -101,3 +102,19 @@ baselines = Table(  # one row per run of a baseline (several runs: replicates of
     Column("created", String(32), nullable=False),  # ISO 8601, UTC: when the name was (re)set
     Column("note", Text),
 )
+
+slurm_jobs = Table(  # jobs `fabricbench submit` handed to Slurm; the run is linked when the job starts it
+    "slurm_jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("job_id", String(64), nullable=False),  # Slurm's job id ("1234")
+    Column("cluster", String(128)),  # Slurm's cluster name, when known (job ids repeat across clusters)
+    Column("submitted", String(32), nullable=False),  # ISO 8601, UTC
+    Column("command", Text, nullable=False),  # the fabricbench command the job runs
+    Column("script", Text),  # path of the sbatch script
+    Column("output", Text),  # path of the job's stdout/stderr file
+    Column("options", JSON, nullable=False),  # partition, time, nodes, ... as asked
+    Column("state", String(32)),  # the last state Slurm reported (PENDING, RUNNING, COMPLETED, CANCELLED, ...)
+    Column("run_id", Integer, ForeignKey("runs.id", ondelete="SET NULL")),
+)
+Index("ix_slurm_jobs_job", slurm_jobs.c.job_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 from fabricbench import provenance as prov
 from fabricbench.launch import Launcher, Layout
@@ -19,17 +19,18 @@ from fabricbench.native import engine_path
 from fabricbench.workflows.session import RunFailed
 
 
-def _host_layout(launcher: Launcher) -> Layout:
-    hosts = list(dict.fromkeys(launcher.layout.hosts))
-    return Layout(np=len(hosts), hosts=hosts, hostfile=None, ppn=1, extra_args=list(launcher.layout.extra_args))
+def _host_layout(launcher: Launcher, hosts: List[str]) -> Layout:
+    # No hosts known before the launch (a scheduler places the ranks): one rank on each node it will use.
+    return Layout(np=len(hosts) or launcher.node_count(), hosts=hosts, hostfile=None, ppn=1, extra_args=list(launcher.layout.extra_args))
 
 
-def gather_hosts(launcher: Launcher, timeout: float = 120.0) -> List[Dict[str, Any]]:
-    """Provenance facts of every host of the launch: this host directly, remote hosts through the launcher."""
-    hosts = list(dict.fromkeys(launcher.layout.hosts))
+def gather_hosts(launcher: Launcher, timeout: float = 120.0, rank_hosts: Sequence[str] = ()) -> List[Dict[str, Any]]:
+    """Provenance facts of every host of the launch: this host directly, remote hosts through the launcher
+    (on the hosts the layout names, else on those the ranks ran on: a scheduler chose them)."""
+    hosts = list(dict.fromkeys(launcher.layout.hosts or rank_hosts))
     if len(hosts) <= 1 and launcher.name == "mpirun":
         return [prov.collect()]
-    probe = type(launcher)(_host_layout(launcher))
+    probe = type(launcher)(_host_layout(launcher, hosts))
     rc, out, err = run_capture(probe.command([sys.executable, "-m", "fabricbench.provenance"]), env=probe.environment(), timeout=timeout)
     facts = []
     for line in out.splitlines():
@@ -75,7 +76,7 @@ def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, 
     info = engine_info(launcher, timeout)
     header = info["header"]
     rank_hosts = header.get("hosts") or [r.get("host") for r in info["ranks"]]
-    facts = gather_hosts(launcher, timeout)
+    facts = gather_hosts(launcher, timeout, rank_hosts)
     for f in facts:
         f.setdefault("mpi", {})["library"] = header.get("mpi_library")
     per_node: Dict[str, int] = {}

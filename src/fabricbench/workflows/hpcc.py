@@ -118,7 +118,7 @@ def run_hpcc(
     if n is None:
         local = memory_total_bytes()
         # Lab "nodes" are namespaces on this machine: they share its memory.
-        memory = local if launcher == "lab" else local * nodes
+        memory = local if runner.one_machine() else local * nodes
         memory_note = "MemTotal of this machine" + ("" if memory == local else f" x {nodes} nodes (assumed alike)")
     the_plan = plan(np, nodes=nodes, memory_bytes=memory, memory_fraction=memory_fraction, n=n, nb=nb, grid=grid)
     peak = given_peak(peak_gflops) if peak_gflops else detect_peak(np, nodes)

@@ -12,7 +12,8 @@ The run is created (status ``running``) when the session opens, so whatever ends
 process later still leaves a row that says what happened; points measured before a
 failure stay. ``finish_run`` is called here and nowhere else.
 
-The run's provenance names its owner (host, boot, pid and the pid's start time). A run
+The run's provenance names its owner (host, boot, pid and the pid's start time) and, inside a
+Slurm job, the job (which `fabricbench jobs` links to the run). A run
 still ``running`` whose owner no longer exists (SIGKILL, the OOM killer, a power cut) is
 marked failed by ``recover_abandoned`` when the database is next opened. When the
 database itself fails (a full disk, a read-only file), the run is marked failed if the
@@ -29,9 +30,11 @@ from typing import Any, Dict, Iterable, List, Optional
 from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch.procs import process_identity, signals_deferred, still_running, stop_cause
+from fabricbench.launch.slurm import allocation_facts
 from fabricbench.store import Host, Measurement, Run, Store, StoreError
 
 OWNER = "owner"  # the provenance key naming the process that records the run
+SLURM_JOB = "slurm_job"  # the provenance key of the Slurm job the run was recorded in (SLURM_JOB_ID set)
 ABANDONED = "the fabricbench process ended without finishing the run"
 
 
@@ -91,8 +94,15 @@ class Session:
                  ranks: Optional[int] = None, unit: str = "points"):
         self.store = store
         self.owner = process_identity()
+        extra: Dict[str, Any] = {OWNER: self.owner}
+        job = allocation_facts()
+        if job:
+            extra[SLURM_JOB] = job
+        self._kept = extra  # provenance the lifecycle owns, kept through update()
         self.run: Run = store.create_run(kind=kind, label=label, tags=tags, command=command or command_line(),
-                                         provenance=dict(provenance or {}, **{OWNER: self.owner}), ranks=ranks)
+                                         provenance=dict(provenance or {}, **extra), ranks=ranks)
+        if job:  # a job `fabricbench submit` made: `fabricbench jobs` shows this run next to it
+            store.link_slurm_job(job["job_id"], job.get("cluster"), self.run.id)
         self.points = 0  # measurements committed so far
         self.done: Optional[int] = None  # what messages count, when not the measurements (repetitions)
         self.progress_total: Optional[int] = None  # "after 1 of 3 repetitions" when set
@@ -127,8 +137,8 @@ class Session:
         self.store.add_artifact(self.run.id, name, data)
 
     def update(self, **fields: Any) -> None:
-        if "provenance" in fields:  # the owner stays, whatever the workflow's own provenance says
-            fields["provenance"] = dict(fields["provenance"] or {}, **{OWNER: self.owner})
+        if "provenance" in fields:  # owner and job stay, whatever the workflow's own provenance says
+            fields["provenance"] = dict(fields["provenance"] or {}, **self._kept)
         self.store.update_run(self.run.id, **fields)
 
     def note(self, message: Optional[str]) -> None:
