@@ -49,31 +49,68 @@ class FabricModel:
 
 
 def _stat(m) -> Optional[float]:
-    return m.median if m.median is not None else m.value
+    """The least disturbed sample (the minimum): on a loaded machine a point's median jumps between
+    the network's cost and a descheduled rank's by 10x; the prediction keeps what the model does
+    not explain (that disturbance) as a residual, so the model itself is the network's cost."""
+    for v in (m.min, m.median, m.value):
+        if v is not None:
+            return v
+    return None
+
+
+def fitted_points(measurements: Sequence[Any]) -> Dict[str, Tuple[List[float], List[float]]]:
+    """benchmark -> (sizes, median times in us) of what the models are fitted to: point-to-point
+    latency and every collective with an algorithm form (what the report plots against the fit)."""
+    out: Dict[str, Tuple[List[float], List[float]]] = {}
+    for m in measurements:
+        if m.metric != "latency" or (m.benchmark != "latency" and m.benchmark not in FORMS):
+            continue
+        if m.benchmark == "latency" and m.size is None:
+            continue
+        sizes, times = out.setdefault(m.benchmark, ([], []))
+        sizes.append(float(m.size if m.size is not None else 0))
+        times.append(_stat(m))
+    return out
+
+
+def link_ceiling_MBps(run) -> Optional[float]:
+    """The payload rate of the slowest link a lab run crossed (its recorded shape), else None."""
+    from fabricbench.analysis.peaks import lab_shape_fabric
+    from fabricbench.lab.rates import tcp_goodput
+
+    prov = run.provenance if isinstance(getattr(run, "provenance", None), dict) else {}
+    fabric = lab_shape_fabric(prov)
+    if fabric is None:
+        return None
+    return tcp_goodput(fabric.data_rate_MBps * 8e6, int(prov["lab"].get("mtu") or 1500)) / 1e6
 
 
 def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
     """Models of every benchmark a stored engine run measured (latency is required)."""
     label = f"run {run.id}" + (f" ({run.label})" if run.label else "")
-    lat = [m for m in measurements if m.benchmark == "latency" and m.metric == "latency" and m.size is not None]
-    if not lat:
+    points = fitted_points(measurements)
+    if "latency" not in points:
         raise ModelUnavailable(f"{label} has no latency points (benchmark 'latency'): measure them with "
                                "fabricbench run latency bw loggp allreduce alltoall ... and fit that run")
+    ceiling = link_ceiling_MBps(run)
     try:
-        p2p = fit_hockney([m.size for m in lat], [_stat(m) for m in lat], source=f"{label}: latency")
+        p2p = fit_hockney(*points["latency"], source=f"{label}: latency", ceiling_MBps=ceiling)
     except FitError as exc:
         raise ModelUnavailable(str(exc)) from None
     notes: List[str] = []
+    if ceiling and p2p.beta_MBps > ceiling:
+        notes.append(f"the largest sizes measured ({p2p.valid_sizes[1]} B) still pass faster than the link's "
+                     f"{ceiling:.4g} MB/s (a burst regime): larger messages are costed at the link's rate")
     colls: Dict[str, CollectiveModel] = {}
     ranks = run.ranks or 0
     for call in FORMS:
-        pts = [m for m in measurements if m.benchmark == call and m.metric == "latency"]
-        if not pts:
+        if call not in points:
             continue
-        sizes = [m.size if m.size is not None else 0 for m in pts]
         try:
-            colls[call] = CollectiveModel(call, ranks, fit_hockney(sizes, [_stat(m) for m in pts],
-                                                                   source=f"{label}: {call}"), derived=False)
+            per_link = FORMS[call][2](ranks)  # bytes through one link per byte counted
+            cap = ceiling / per_link if ceiling and per_link > 0 else None
+            colls[call] = CollectiveModel(call, ranks, fit_hockney(*points[call], source=f"{label}: {call}",
+                                                                   ceiling_MBps=cap), derived=False)
         except FitError as exc:
             notes.append(f"{call}: {exc}")
     loggp = None
@@ -84,7 +121,7 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         except FitError as exc:
             notes.append(str(exc))
     # The least disturbed small-message median: on a busy machine single sizes jump by 100x.
-    small = [_stat(m) for m in lat if m.size <= SMALL and _stat(m)]
+    small = [t for n, t in zip(*points["latency"]) if n <= SMALL and t]
     return FabricModel(name=label, p2p=p2p, collectives=colls, loggp=loggp, ranks=ranks or None, notes=tuple(notes),
                        small_latency_us=min(small) if small else 0.0)
 
