@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.errors import FabricbenchError
-from fabricbench.models.collective import FORMS, CollectiveModel
+from fabricbench.models.collective import FORMS, CollectiveModel, derived_collective
 from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
 
 
 SMALL = 64  # bytes: messages whose time is the per-message overhead alone
+# A measured collective this many times slower than its algorithm over the point-to-point model
+# (at its smallest size) was disturbed throughout (every sample had a descheduled rank): the
+# form is used instead. Real collectives stay well below: software overhead is a few alphas.
+DISTURBED = 10
 
 
 class ModelUnavailable(FabricbenchError):
@@ -41,6 +45,15 @@ class FabricModel:
         if not self.small_latency_us:
             object.__setattr__(self, "small_latency_us", self.p2p.time_us(0))
 
+    def message_us(self, n: float) -> float:
+        """One message of n bytes in a stream of them (what an application's halo exchange is): the
+        ping-pong's Hockney time, but never less than LogGP's gap g + (n-1) G when the run measured
+        it. Back-to-back messages cannot leave faster than the gap: on a token-bucket link the
+        ping-pong of one message passes in a burst while a stream drains the bucket to the link's
+        rate, and on any link the gap is the per-message cost of messages in flight."""
+        t = self.p2p.time_us(n)
+        return max(t, self.loggp.gap_us(n)) if self.loggp else t
+
     def to_dict(self) -> Dict[str, Any]:
         return {"name": self.name, "catalogue": self.catalogue, "ranks": self.ranks, "p2p": self.p2p.to_dict(),
                 "loggp": self.loggp.to_dict() if self.loggp else None,
@@ -61,16 +74,32 @@ def _stat(m) -> Optional[float]:
 def fitted_points(measurements: Sequence[Any]) -> Dict[str, Tuple[List[float], List[float]]]:
     """benchmark -> (sizes, median times in us) of what the models are fitted to: point-to-point
     latency and every collective with an algorithm form (what the report plots against the fit)."""
-    out: Dict[str, Tuple[List[float], List[float]]] = {}
+    least: Dict[str, Dict[float, float]] = {}
     for m in measurements:
         if m.metric != "latency" or (m.benchmark != "latency" and m.benchmark not in FORMS):
             continue
         if m.benchmark == "latency" and m.size is None:
             continue
-        sizes, times = out.setdefault(m.benchmark, ([], []))
-        sizes.append(float(m.size if m.size is not None else 0))
-        times.append(_stat(m))
-    return out
+        t = _stat(m)
+        if t is None or t <= 0:
+            continue
+        per = least.setdefault(m.benchmark, {})
+        size = float(m.size if m.size is not None else 0)
+        per[size] = min(t, per.get(size, t))
+    return {bench: lower_envelope(per) for bench, per in least.items()}
+
+
+def lower_envelope(times: Dict[float, float]) -> Tuple[List[float], List[float]]:
+    """Sizes and times with each time lowered to the cheapest of any larger size: moving more
+    bytes never costs less, so a size above a larger one only had no undisturbed sample (with
+    few iterations on a loaded machine, half the small sizes do)."""
+    sizes = sorted(times)
+    out: List[float] = []
+    cheapest = float("inf")
+    for size in reversed(sizes):
+        cheapest = min(cheapest, times[size])
+        out.append(cheapest)
+    return sizes, out[::-1]
 
 
 def link_ceiling_MBps(run) -> Optional[float]:
@@ -109,10 +138,18 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         try:
             per_link = FORMS[call][2](ranks)  # bytes through one link per byte counted
             cap = ceiling / per_link if ceiling and per_link > 0 else None
-            colls[call] = CollectiveModel(call, ranks, fit_hockney(*points[call], source=f"{label}: {call}",
-                                                                   ceiling_MBps=cap), derived=False)
+            fitted = CollectiveModel(call, ranks, fit_hockney(*points[call], source=f"{label}: {call}",
+                                                              ceiling_MBps=cap), derived=False)
         except FitError as exc:
             notes.append(f"{call}: {exc}")
+            continue
+        smallest = points[call][0][0]
+        form = derived_collective(call, p2p).time_us(smallest, ranks or 2)
+        if form > 0 and fitted.time_us(smallest, ranks) > DISTURBED * form:
+            notes.append(f"{call}: measured {fitted.time_us(smallest, ranks):.4g} us at {int(smallest)} B, over {DISTURBED}x "
+                         f"its algorithm over point-to-point ({form:.4g} us): a disturbed measurement, the form is used")
+            continue
+        colls[call] = fitted
     loggp = None
     lg = [m for m in measurements if m.benchmark == "loggp" and m.size is not None]
     if lg:

@@ -130,10 +130,17 @@ class LogGP:
 
 
 def _line_fit(n: np.ndarray, t: np.ndarray) -> Tuple[float, float, float]:
-    """alpha, per-byte slope >= 0 minimising the squared relative residuals; and that sum."""
+    """alpha, per-byte slope >= 0 minimising the squared relative residuals; and that sum.
+
+    alpha may be negative when the line stays positive over the regime's sizes: a token bucket
+    passes its depth (-alpha * beta bytes) at memory speed and the rest at the link's rate, so
+    the steady regime's line starts below zero; elsewhere alpha >= 0.
+    """
     w = 1.0 / t
     a = np.column_stack([w, n * w])
-    coef, _ = nnls(a, np.ones_like(t))
+    coef = np.linalg.lstsq(a, np.ones_like(t), rcond=None)[0]
+    if not (coef[1] >= 0 and coef[0] < 0 and coef[0] + coef[1] * n.min() > 0):
+        coef, _ = nnls(a, np.ones_like(t))
     resid = (coef[0] + coef[1] * n - t) * w
     return float(coef[0]), float(coef[1]), float(resid @ resid)
 

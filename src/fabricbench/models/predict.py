@@ -88,7 +88,7 @@ class Prediction:
 
 def _cost_us(model: FabricModel, call: str, size: float, ranks: int) -> Optional[float]:
     if call in BLOCKING_P2P:
-        return model.p2p.time_us(size)
+        return model.message_us(size)
     return collective_cost_us(model.collectives, model.p2p, call, size, ranks)
 
 
@@ -146,9 +146,9 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
         if call in nb_names:
             for rank, (c, nby, _t) in per_rank.items():
                 if c:
-                    nb_cost[rank][0] += c * model_a.p2p.time_us(nby / c) * 1e-6
+                    nb_cost[rank][0] += c * model_a.message_us(nby / c) * 1e-6
                     for k, m in enumerate(models_b):
-                        nb_cost[rank][k + 1] += c * m.p2p.time_us(nby / c) * 1e-6
+                        nb_cost[rank][k + 1] += c * m.message_us(nby / c) * 1e-6
     completion_transfer: Dict[int, float] = defaultdict(float)
     for (call, _b), per_rank in groups.items():
         if _is_completion(call):
