@@ -1,7 +1,8 @@
 """Communication models of engine runs (``models.fabric.fit_run``): the measured points against
 the fitted model per benchmark, the regimes with their breakpoints, LogGP, and the fit errors.
 
-Every engine run with latency points gets one section; ``model_section`` is also what the
+Every run that measured what the models need (``latency`` and ``loggp``, as ``fabricbench run
+latency loggp ...`` does) gets one section; ``model_section`` is also what the
 report of a prediction (``fabricbench predict --report``) shows for its two fabrics.
 """
 from __future__ import annotations
@@ -30,10 +31,10 @@ def regime_table(model: FabricModel) -> Table:
             fitted = h.fit is not None
             rows.append([bench if k == 0 else "", f"{f.binary_size(r.size_min)} .. {f.binary_size(r.size_max)}" if fitted else "any",
                          f.number(r.alpha_us), f.number(r.beta_MBps) if r.beta_MBps != float("inf") else "-",
-                         f.percent(100 * h.fit.median_rel) if fitted and k == 0 else "",
-                         f.percent(100 * h.fit.max_rel) if fitted and k == 0 else ""])
+                         f.percent(100 * h.fit.median_rel).rstrip("%") if fitted and k == 0 else "",
+                         f.percent(100 * h.fit.max_rel).rstrip("%") if fitted and k == 0 else ""])
     return Table([Column("Benchmark", align="left"), Column("Sizes", align="left"), Column("alpha", "us"),
-                  Column("beta", "MB/s"), Column("Fit error median"), Column("Fit error worst")], rows,
+                  Column("beta", "MB/s"), Column("Fit error median", "%"), Column("Fit error worst", "%")], rows,
                  caption=f"Regimes of {model.name} (MB/s decimal; '-': no size dependence)")
 
 
@@ -68,7 +69,8 @@ def model_section(model: FabricModel, points, fmt: str, slug: str) -> Section:
 def build_all(ctx) -> List[Optional[Section]]:
     out = []
     for lr in ctx.runs:
-        if not any(m.benchmark == "latency" for m in lr.measurements):
+        benchmarks = {m.benchmark for m in lr.measurements}
+        if not {"latency", "loggp"} <= benchmarks:
             continue
         try:
             model = fit_run(lr.run, lr.measurements)
