@@ -6,15 +6,20 @@ predict them at other rates from engine runs, measure them there, print the erro
 
 Collection (needs root and a free lab name): for each rate (the profile rate first, then the
 targets) the lab is brought up with 4 nodes, the engine measures what the models need
-(`fabricbench run latency bw loggp <collectives> --launcher lab`), and every application runs
-under the profiler with one rank per node. The run at the profile rate is the profile that is
-predicted from; the runs at the targets are the measurements (their wall time is the
-profile's application time, MPI_Init to MPI_Finalize, so both sides time the same thing).
-Everything goes into the database given with --db (runs labelled ``whatif ...``).
+(`fabricbench run latency loggp <collectives> --launcher lab --sizes 1:1M --iterations N`:
+the sizes reach past the token bucket's burst, 64 KiB at 100mbit, so the fitted bandwidth
+is the link's steady rate; a fixed small iteration count keeps the 100mbit run to minutes),
+and every application of the catalogue runs once per rate with
+`fabricbench app run NAME --np 4 --size S --launcher lab --profile`, one rank per node. The
+run at the profile rate is the profile that is predicted from; the runs at the targets are
+the measurements (their time is the profile's application time, MPI_Init to MPI_Finalize,
+so both sides time the same thing). Everything goes into the database given with --db; the
+ids are kept next to it (<db>.whatif.json), so a rerun only measures what is missing.
 
 Analysis: `predict` for every application x target, from the engine run at the profile rate
 to the engine run at the target; predicted vs measured time, error, whether the direction
-(faster or slower than at the profile rate) is right; median and worst absolute error.
+(faster or slower than at the profile rate) is right; median and worst absolute error, with
+the load average recorded while each run was measured.
 """
 from __future__ import annotations
 
@@ -25,85 +30,25 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-ENGINE_BENCHMARKS = ["latency", "loggp", "barrier", "bcast", "reduce", "allreduce", "allgather",
-                     "alltoall", "reduce_scatter"]
+ENGINE_BENCHMARKS = ["latency", "loggp", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+APPS = ["lammps-lj", "lammps-eam", "qe-si"]  # hpcc is optional: it is not in the catalogue
 NODES = 4
 
-LJ = """\
-units lj
-atom_style atomic
-lattice fcc 0.8442
-region box block 0 {n} 0 {n} 0 {n}
-create_box 1 box
-create_atoms 1 box
-mass 1 1.0
-velocity all create 3.0 87287 loop geom
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0 2.5
-neighbor 0.3 bin
-neigh_modify every 20 delay 0 check no
-fix 1 all nve
-thermo 100
-run {steps}
-"""
 
-EAM = """\
-units metal
-atom_style atomic
-lattice fcc 3.615
-region box block 0 {n} 0 {n} 0 {n}
-create_box 1 box
-create_atoms 1 box
-pair_style eam
-pair_coeff 1 1 /usr/share/lammps/potentials/Cu_u3.eam
-velocity all create 1600.0 376847 loop geom
-neighbor 1.0 bin
-neigh_modify every 1 delay 5 check yes
-fix 1 all nve
-timestep 0.005
-thermo 50
-run {steps}
-"""
-
-PPPM = """\
-units lj
-atom_style charge
-lattice fcc 0.8442
-region box block 0 {n} 0 {n} 0 {n}
-create_box 2 box
-create_atoms 1 box
-mass * 1.0
-set group all type/fraction 2 0.5 4321
-set type 1 charge 1.0
-set type 2 charge -1.0
-velocity all create 1.5 87287 loop geom
-pair_style lj/cut/coul/long 2.5
-pair_coeff * * 1.0 1.0
-kspace_style pppm 1.0e-4
-neighbor 0.3 bin
-fix 1 all nve
-thermo 50
-run {steps}
-"""
-
-APPS = {
-    # name: (input template, parameters, what it is)
-    "lammps-lj": (LJ, {"n": 16, "steps": 300}, "LAMMPS, Lennard-Jones melt, 16k atoms"),
-    "lammps-eam": (EAM, {"n": 12, "steps": 200}, "LAMMPS, copper EAM, 6.9k atoms"),
-    "lammps-pppm": (PPPM, {"n": 10, "steps": 80}, "LAMMPS, charged LJ with PPPM long-range, 4k atoms"),
-    "hpcc": (None, {"n": 2400}, "HPC Challenge (HPL, PTRANS, RandomAccess, FFT, b_eff), N = 2400"),
-}
+def loadavg() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
 
 
 def fb(db: str, *args: str, env: Optional[Dict[str, str]] = None, check: bool = True) -> subprocess.CompletedProcess:
     argv = [sys.executable, "-m", "fabricbench", "--db", db, *args]
     print("$", " ".join(shlex.quote(a) for a in argv[2:]), flush=True)
-    return subprocess.run(argv, env=env, check=check, text=True, capture_output=True)
+    done = subprocess.run(argv, env=env, text=True, capture_output=True)
+    if check and done.returncode != 0:
+        raise SystemExit(f"failed (exit {done.returncode}): {' '.join(argv[2:])}\n{done.stderr[-3000:]}")
+    return done
 
 
 def lab_env(name: str) -> Dict[str, str]:
@@ -115,86 +60,72 @@ def lab_up(db: str, name: str, subnet: str, rate: str) -> None:
     fb(db, "lab", "up", "--name", name, "--nodes", str(NODES), "--link", rate, "--subnet", subnet)
 
 
-def engine_run(db: str, name: str, rate: str, time_budget: float, benchmarks: List[str], sizes: str) -> int:
-    fb(db, "run", *benchmarks, "--launcher", "lab", "--sizes", sizes, "--time-budget", str(time_budget),
-             "--label", f"whatif engine {rate}", "--tag", f"lab_rate={rate}", env=lab_env(name))
-    return last_run(db)
-
-
 def last_run(db: str) -> int:
     out = fb(db, "runs", "--json")
     return max(int(r["id"]) for r in json.loads(out.stdout))
 
 
-def app_command(app: str, workdir: Path) -> List[str]:
-    template, params, _ = APPS[app]
-    if app == "hpcc":
-        from fabricbench.workflows.hpcc_input import plan, render_hpccinf
-
-        (workdir / "hpccinf.txt").write_text(render_hpccinf(plan(NODES, nodes=NODES, n=params["n"])))
-        return ["sh", "-c", f"cd {shlex.quote(str(workdir))} && exec hpcc"]
-    path = workdir / f"in.{app}"
-    path.write_text(template.format(**params))
-    return ["lmp", "-in", str(path), "-log", str(workdir / "log.lammps"), "-screen", "none"]
+def engine_run(args, rate: str) -> Dict:
+    before = loadavg()
+    fb(args.db, "run", *args.benchmarks, "--launcher", "lab", "--sizes", args.sizes, "--iterations", str(args.iterations),
+       "--label", f"whatif engine {rate}", "--tag", f"lab_rate={rate}", env=lab_env(args.lab))
+    return {"run": last_run(args.db), "load": [before, loadavg()]}
 
 
-def profiled_run(db: str, name: str, app: str, rate: str, role: str) -> int:
-    """The application under the profiler across the lab; the stored profile run's id."""
-    from fabricbench.importers.fbprofile import store_profile
-    from fabricbench.launch import Layout, get_launcher
-    from fabricbench.launch.procs import INHERIT, Job
-    from fabricbench.native import profiler_library
-    from fabricbench.analysis.profile_data import load_profile
-    from fabricbench.store import open_db
-
-    os.environ["FABRICBENCH_LAB"] = name
-    with tempfile.TemporaryDirectory(prefix="whatif-") as tmp:
-        work = Path(tmp)
-        os.chmod(work, 0o755)
-        prof = work / "profile.json"
-        layout = Layout(np=NODES, extra_args=["-x", f"LD_PRELOAD={profiler_library()}", "-x", f"FABRICBENCH_PROFILE={prof}"])
-        launcher = get_launcher("lab", layout)
-        inner = app_command(app, work)
-        argv = launcher.command(inner)
-        print("$", " ".join(shlex.quote(a) for a in argv[-len(inner):]), f"({role} at {rate})", flush=True)
-        t0 = time.monotonic()
-        job = Job(argv, env=launcher.environment(), stdout=subprocess.DEVNULL, stderr_limit=50)
-        job.wait(timeout=3600)
-        job.stop()
-        if job.returncode != 0 or not prof.exists():
-            raise SystemExit(f"{app} at {rate} failed (exit {job.returncode}): {job.stderr[-2000:]}")
-        data = load_profile(prof)
-    store = open_db(db)
-    run = store_profile(store, data, label=f"whatif {role} {app} {rate}",
-                        tags={"app": app, "lab_rate": rate, "whatif": role}, command=" ".join(inner))
-    wall = max(r["app_time"] for r in data["rank_info"])
-    print(f"  {app} at {rate}: {wall:.2f} s (run {run.id}, mpirun {time.monotonic() - t0:.1f} s)", flush=True)
-    return run.id
+def app_run(args, app: str, rate: str, role: str) -> Dict:
+    """One profiled application run across the lab; its run id, time and the load around it."""
+    before = loadavg()
+    out = fb(args.db, "app", "run", app, "--np", str(NODES), "--size", str(args.size), "--launcher", "lab", "--profile",
+             "--json", "--label", f"whatif {role} {app} {rate}", "--tag", f"lab_rate={rate}", "--tag", f"whatif={role}",
+             "--timeout", str(args.timeout), env=lab_env(args.lab))
+    data = json.loads(out.stdout)
+    if not data.get("profile"):
+        raise SystemExit(f"{app} at {rate}: no profile ({data.get('profile_note')})")
+    rec = {"run": int(data["run"]), "load": [before, loadavg()]}
+    print(f"  {app} at {rate}: own time {data['time_s']} s (run {rec['run']}, load {rec['load'][0]:.1f}..{rec['load'][1]:.1f})",
+          flush=True)
+    return rec
 
 
 def collect(args) -> Dict:
     plan_path = Path(args.db).with_suffix(".whatif.json")
-    state = json.loads(plan_path.read_text()) if plan_path.exists() else {"engine": {}, "profile": {}, "measured": {}}
-    rates = [args.profile_rate, *args.targets]
-    for rate in rates:
+    state = json.loads(plan_path.read_text()) if plan_path.exists() else {}
+    for key in ("engine", "profile", "measured"):
+        state.setdefault(key, {})
+
+    def save() -> None:
+        plan_path.write_text(json.dumps(state, indent=1))
+
+    for rate in [args.profile_rate, *args.targets]:
         lab_up(args.db, args.lab, args.subnet, rate)
         try:
             if rate not in state["engine"]:
-                state["engine"][rate] = engine_run(args.db, args.lab, rate, args.time_budget, args.benchmarks, args.sizes)
-                plan_path.write_text(json.dumps(state, indent=1))
+                state["engine"][rate] = engine_run(args, rate)
+                save()
             for app in args.apps:
-                key = f"{app}@{rate}"
                 if rate == args.profile_rate:
                     if app not in state["profile"]:
-                        state["profile"][app] = profiled_run(args.db, args.lab, app, rate, "profile")
+                        state["profile"][app] = app_run(args, app, rate, "profile")
                 else:
-                    done = state["measured"].setdefault(key, [])
+                    done = state["measured"].setdefault(f"{app}@{rate}", [])
                     while len(done) < args.repeats:
-                        done.append(profiled_run(args.db, args.lab, app, rate, "measured"))
-                plan_path.write_text(json.dumps(state, indent=1))
+                        done.append(app_run(args, app, rate, "measured"))
+                save()
         finally:
             fb(args.db, "lab", "down", "--name", args.lab, check=False)
     return state
+
+
+def _run_id(rec) -> int:
+    return int(rec["run"]) if isinstance(rec, dict) else int(rec)
+
+
+def _load(rec) -> List[float]:
+    return rec.get("load", []) if isinstance(rec, dict) else []
+
+
+def profile_time(store, run_id: int) -> float:
+    return max(r["app_time"] for r in store.artifact(run_id, "profile")["rank_info"])
 
 
 def analyse(args, state: Dict) -> List[Dict]:
@@ -203,37 +134,41 @@ def analyse(args, state: Dict) -> List[Dict]:
 
     store = open_db(args.db)
     rows = []
-    for app, prof_id in state["profile"].items():
+    for app, prof in state["profile"].items():
         if app not in args.apps:
             continue
         for rate in args.targets:
-            measured_ids = state["measured"].get(f"{app}@{rate}", [])
-            if not measured_ids or rate not in state["engine"]:
+            measured_recs = state["measured"].get(f"{app}@{rate}", [])
+            if not measured_recs or rate not in state["engine"]:
                 continue
-            times = [max(store.artifact(i, "profile")["rank_info"], key=lambda r: r["app_time"])["app_time"]
-                     for i in measured_ids]
+            times = [profile_time(store, _run_id(r)) for r in measured_recs]
             measured = statistics.median(times)
-            p = predict_from_store(store, str(prof_id), on=str(state["engine"][rate]),
-                                   source=str(state["engine"][args.profile_rate]))
+            p = predict_from_store(store, str(_run_id(prof)), on=str(_run_id(state["engine"][rate])),
+                                   source=str(_run_id(state["engine"][args.profile_rate])))
             base = p.measured_s
             err = (p.predicted_s - measured) / measured
             right = (p.predicted_s < base) == (measured < base)
+            loads = _load(prof) + [x for r in measured_recs for x in _load(r)]
             rows.append({"app": app, "from": args.profile_rate, "to": rate, "at_profile_rate_s": base,
                          "predicted_s": p.predicted_s, "low_s": p.low_s, "high_s": p.high_s,
                          "measured_s": measured, "measured_runs": times, "error": err,
-                         "in_band": p.low_s <= measured <= p.high_s, "direction_right": right})
+                         "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
+                         "load": [min(loads), max(loads)] if loads else None})
     return rows
 
 
-def print_table(rows: List[Dict]) -> None:
-    print(f"load: {Path('/proc/loadavg').read_text().split()[:3]}")
-    head = f"| application | {'from':>7} | {'to':>7} | at 'from' s | predicted s [low, high] | measured s | error | direction |"
-    print(head)
-    print("|" + "|".join("---" for _ in range(8)) + "|")
+def print_table(rows: List[Dict], state: Dict) -> None:
+    print(f"load average now: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    for rate, rec in state.get("engine", {}).items():
+        if _load(rec):
+            print(f"engine run {_run_id(rec)} at {rate}: load {_load(rec)[0]:.1f}..{_load(rec)[1]:.1f}")
+    print("| application | from | to | at 'from' s | predicted s [low, high] | measured s | error | direction | load |")
+    print("|" + "|".join("---" for _ in range(9)) + "|")
     for r in rows:
-        print(f"| {r['app']} | {r['from']:>7} | {r['to']:>7} | {r['at_profile_rate_s']:.2f} | "
+        load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}" if r["load"] else "-"
+        print(f"| {r['app']} | {r['from']} | {r['to']} | {r['at_profile_rate_s']:.2f} | "
               f"{r['predicted_s']:.2f} [{r['low_s']:.2f}, {r['high_s']:.2f}] | {r['measured_s']:.2f} | "
-              f"{100 * r['error']:+.1f}% | {'right' if r['direction_right'] else 'WRONG'} |")
+              f"{100 * r['error']:+.1f}% | {'right' if r['direction_right'] else 'WRONG'} | {load} |")
     if rows:
         errs = [abs(r["error"]) for r in rows]
         print(f"\n{len(rows)} cases: median |error| {100 * statistics.median(errs):.1f}%, worst {100 * max(errs):.1f}%, "
@@ -248,22 +183,22 @@ def main() -> None:
     ap.add_argument("--subnet", default="10.219.0.0/24")
     ap.add_argument("--profile-rate", default="1gbit")
     ap.add_argument("--targets", default="100mbit,10gbit", type=lambda s: s.split(","))
-    ap.add_argument("--apps", default=",".join(APPS), type=lambda s: s.split(","))
+    ap.add_argument("--apps", default=",".join(APPS), type=lambda s: s.split(","),
+                    help="catalogue applications (fabricbench app list)")
+    ap.add_argument("--size", type=int, default=1, help="problem size of every application (app run --size)")
     ap.add_argument("--repeats", type=int, default=1, help="measured runs per application and target (median)")
-    ap.add_argument("--time-budget", type=float, default=0.2, help="engine time budget per point, s")
+    ap.add_argument("--timeout", type=float, default=900, help="stop one application run after this long, s")
+    ap.add_argument("--iterations", type=int, default=8, help="engine iterations per point (fixed)")
     ap.add_argument("--benchmarks", default=",".join(ENGINE_BENCHMARKS), type=lambda s: s.split(","),
                     help="engine benchmarks the models are fitted to")
-    ap.add_argument("--sizes", default="1:256K", help="engine message sizes (4M at 100mbit takes an hour)")
+    ap.add_argument("--sizes", default="1:1M", help="engine message sizes: past the lab's 64 KiB burst to the link's rate")
     ap.add_argument("--analyse-only", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = ap.parse_args()
-    for app in args.apps:
-        if app not in APPS:
-            raise SystemExit(f"unknown application {app!r}; choose from {', '.join(APPS)}")
     plan_path = Path(args.db).with_suffix(".whatif.json")
     state = json.loads(plan_path.read_text()) if args.analyse_only else collect(args)
     rows = analyse(args, state)
-    print_table(rows)
+    print_table(rows, state)
     if args.json:
         print(json.dumps(rows, indent=1))
 

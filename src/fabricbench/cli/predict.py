@@ -13,21 +13,34 @@ from fabricbench.cli.app import console, json_option, main, pass_state, print_js
 @click.option("--from", "source", metavar="RUN_OR_FABRIC",
               help="The fabric the profile was measured on (default: the profile's fabric= tag).")
 @click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many calls to list.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write the prediction as a report (HTML; .md for Markdown): per-call breakdown on A and B, "
+                   "both fabrics' models against their measured points.")
 @json_option
 @pass_state
-def predict(state, profile_ref, on, source, top, as_json):
+def predict(state, profile_ref, on, source, top, report_path, as_json):
     """Predict a profiled application's run time on another fabric, with a low/high band.
 
     Compute time is kept; every MPI call and message size is re-costed with the two fabrics'
     models; waiting from imbalance is bounded separately. Prints the predicted time, how many
     times faster, the calls that account for the change and the assumptions.
     """
-    from fabricbench.models.predict import format_prediction, predict_from_store
+    from fabricbench.models.predict import format_prediction, predict_case
 
     store = state.read(profile_ref)
-    p = predict_from_store(store, profile_ref, on=on, source=source)
+    p, models, points = predict_case(store, profile_ref, on=on, source=source)
+    if report_path:
+        from fabricbench.report import write_report
+        from fabricbench.report.files import check_output
+        from fabricbench.report.sections.prediction import prediction_report
+
+        out = check_output(report_path)
+        fmt = "markdown" if out.suffix.lower() == ".md" else "html"
+        write_report(prediction_report(p, models, points), out, fmt=fmt, create_folders=False)
     if as_json:
         print_json(p.to_dict())
         return
     for line in format_prediction(p, top=top):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report_path:
+        console.print(f"wrote {report_path}", highlight=False, markup=False)

@@ -5,6 +5,11 @@ MB/s, and 1 MB/s is 1 byte/us), one ``Regime`` per protocol range (eager, rendez
 with the fit error and the sizes it was fitted on. ``LogGP`` holds L, o, g, G (and the
 per-byte overhead O) as Netgauge's LogGP method defines them.
 
+A model may carry the link's steady rate (``ceiling_MBps``, e.g. the lab's shaped rate): a
+token bucket passes a burst at memory speed, and a regime fitted only to such bursts is a
+real regime of its sizes but must not be extrapolated, so beyond the largest fitted size
+the extra bytes cost at least n / ceiling.
+
 ``fit_hockney`` finds the regimes from the data: every split of the sorted sizes into up to
 ``MAX_REGIMES`` contiguous ranges is fitted by non-negative least squares on relative
 residuals (a 1 us error matters at 1 byte, not at 4 MiB), and the number of regimes is
@@ -55,6 +60,7 @@ class HockneyModel:
     regimes: Tuple[Regime, ...]
     fit: Optional[Fit]  # None for a model that was not fitted (a catalogue figure)
     source: str
+    ceiling_MBps: Optional[float] = None  # the link's steady rate: no faster beyond the fitted sizes
 
     @property
     def valid_sizes(self) -> Tuple[int, int]:
@@ -72,6 +78,9 @@ class HockneyModel:
         return self.regimes[-1]
 
     def time_us(self, n: float) -> float:
+        last = self.regimes[-1]
+        if self.ceiling_MBps and n > last.size_max:
+            return max(last.time_us(n), last.time_us(last.size_max) + (n - last.size_max) / self.ceiling_MBps)
         return self.regime(n).time_us(n)
 
     @property
@@ -85,11 +94,13 @@ class HockneyModel:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"kind": "hockney", "source": self.source, "regimes": [asdict(r) for r in self.regimes],
-                "fit": asdict(self.fit) if self.fit else None, "valid_sizes": list(self.valid_sizes)}
+                "fit": asdict(self.fit) if self.fit else None, "valid_sizes": list(self.valid_sizes),
+                "ceiling_MBps": self.ceiling_MBps}
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "HockneyModel":
-        return cls(tuple(Regime(**r) for r in d["regimes"]), Fit(**d["fit"]) if d.get("fit") else None, d["source"])
+        return cls(tuple(Regime(**r) for r in d["regimes"]), Fit(**d["fit"]) if d.get("fit") else None, d["source"],
+                   d.get("ceiling_MBps"))
 
 
 @dataclass(frozen=True)
@@ -119,10 +130,17 @@ class LogGP:
 
 
 def _line_fit(n: np.ndarray, t: np.ndarray) -> Tuple[float, float, float]:
-    """alpha, per-byte slope >= 0 minimising the squared relative residuals; and that sum."""
+    """alpha, per-byte slope >= 0 minimising the squared relative residuals; and that sum.
+
+    alpha may be negative when the line stays positive over the regime's sizes: a token bucket
+    passes its depth (-alpha * beta bytes) at memory speed and the rest at the link's rate, so
+    the steady regime's line starts below zero; elsewhere alpha >= 0.
+    """
     w = 1.0 / t
     a = np.column_stack([w, n * w])
-    coef, _ = nnls(a, np.ones_like(t))
+    coef = np.linalg.lstsq(a, np.ones_like(t), rcond=None)[0]
+    if not (coef[1] >= 0 and coef[0] < 0 and coef[0] + coef[1] * n.min() > 0):
+        coef, _ = nnls(a, np.ones_like(t))
     resid = (coef[0] + coef[1] * n - t) * w
     return float(coef[0]), float(coef[1]), float(resid @ resid)
 
@@ -139,7 +157,7 @@ def _segments(count: int, k: int) -> List[List[Tuple[int, int]]]:
 
 
 def fit_hockney(sizes: Sequence[float], times_us: Sequence[float], source: str = "",
-                max_regimes: int = MAX_REGIMES) -> HockneyModel:
+                max_regimes: int = MAX_REGIMES, ceiling_MBps: Optional[float] = None) -> HockneyModel:
     """Hockney regimes fitted to (size, one-way time) points; see the module docstring."""
     pts = sorted((float(s), float(t)) for s, t in zip(sizes, times_us) if t is not None and t > 0 and s >= 0)
     merged: Dict[float, List[float]] = {}
@@ -151,7 +169,7 @@ def fit_hockney(sizes: Sequence[float], times_us: Sequence[float], source: str =
         raise FitError(f"{source or 'the data'}: no point with a positive time to fit a model to")
     if len(n) == 1:  # one size (a barrier): a constant
         regime = Regime(size_min=int(n[0]), size_max=int(n[0]), alpha_us=float(t[0]), beta_MBps=math.inf)
-        return HockneyModel((regime,), Fit(points=1, median_rel=0.0, max_rel=0.0), source)
+        return HockneyModel((regime,), Fit(points=1, median_rel=0.0, max_rel=0.0), source, ceiling_MBps)
     best = None
     for k in range(1, max_regimes + 1):
         for split in _segments(len(n), k) or ([[(0, len(n))]] if k == 1 else []):
@@ -167,7 +185,8 @@ def fit_hockney(sizes: Sequence[float], times_us: Sequence[float], source: str =
     )
     model = HockneyModel(regimes, None, source)
     rel = np.abs(np.array([model.time_us(s) for s in n]) - t) / t
-    return HockneyModel(regimes, Fit(points=len(n), median_rel=float(np.median(rel)), max_rel=float(rel.max())), source)
+    return HockneyModel(regimes, Fit(points=len(n), median_rel=float(np.median(rel)), max_rel=float(rel.max())), source,
+                        ceiling_MBps)
 
 
 def catalogue_hockney(latency_us: float, bandwidth_MBps: float, source: str) -> HockneyModel:

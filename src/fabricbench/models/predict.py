@@ -88,7 +88,7 @@ class Prediction:
 
 def _cost_us(model: FabricModel, call: str, size: float, ranks: int) -> Optional[float]:
     if call in BLOCKING_P2P:
-        return model.p2p.time_us(size)
+        return model.message_us(size)
     return collective_cost_us(model.collectives, model.p2p, call, size, ranks)
 
 
@@ -146,9 +146,9 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
         if call in nb_names:
             for rank, (c, nby, _t) in per_rank.items():
                 if c:
-                    nb_cost[rank][0] += c * model_a.p2p.time_us(nby / c) * 1e-6
+                    nb_cost[rank][0] += c * model_a.message_us(nby / c) * 1e-6
                     for k, m in enumerate(models_b):
-                        nb_cost[rank][k + 1] += c * m.p2p.time_us(nby / c) * 1e-6
+                        nb_cost[rank][k + 1] += c * m.message_us(nby / c) * 1e-6
     completion_transfer: Dict[int, float] = defaultdict(float)
     for (call, _b), per_rank in groups.items():
         if _is_completion(call):
@@ -249,18 +249,26 @@ def _looks_like_run(ref: str) -> bool:
     return ref.isdigit() or ref in ("last",) or ref.startswith("last~") or ref.startswith("#")
 
 
-def models_for(store, ref: str) -> List[FabricModel]:
-    """[model] of a stored engine run, or [typical, fast end, slow end] of a catalogue fabric."""
+def resolve_models(store, ref: str) -> Tuple[List[FabricModel], Optional[Dict[str, Any]]]:
+    """([model] of a stored engine run, with the points it was fitted to), or ([typical, fast end,
+    slow end] of a catalogue fabric, None)."""
     from fabricbench.analysis.peaks import resolve_fabric
+    from fabricbench.models.fabric import fitted_points
 
     text = str(ref).strip()
     if _looks_like_run(text):
         run = store.get_run(text)
-        return [fit_run(run, store.measurements(run.id))]
+        measurements = store.measurements(run.id)
+        return [fit_run(run, measurements)], fitted_points(measurements)
     fabric = resolve_fabric(text)
     if fabric is None:
         raise ModelUnavailable(f"'{ref}' is a lab rate, not a fabric with figures: give the engine run measured there")
-    return list(catalogue_models(fabric))
+    return list(catalogue_models(fabric)), None
+
+
+def models_for(store, ref: str) -> List[FabricModel]:
+    """[model] of a stored engine run, or [typical, fast end, slow end] of a catalogue fabric."""
+    return resolve_models(store, ref)[0]
 
 
 def profile_source(run) -> Optional[str]:
@@ -268,7 +276,8 @@ def profile_source(run) -> Optional[str]:
     return (run.tags or {}).get("fabric")
 
 
-def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
+def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None):
+    """(prediction, [model of A, model of B], [points A was fitted to, B's]; None for a catalogue fabric)."""
     from fabricbench.errors import UsageError
 
     run = store.get_run(profile_ref)
@@ -279,8 +288,13 @@ def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] =
     if not source:
         raise UsageError(f"run {run.id} does not say which fabric it was measured on: give --from RUN_OR_FABRIC "
                          "(an engine run measured there, or a catalogue name such as 1gbe or edr)")
-    model_a = models_for(store, source)[0]
-    return predict(profile, model_a, models_for(store, on))
+    models_a, points_a = resolve_models(store, source)
+    models_b, points_b = resolve_models(store, on)
+    return predict(profile, models_a[0], models_b), [models_a[0], models_b[0]], [points_a, points_b]
+
+
+def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
+    return predict_case(store, profile_ref, on, source)[0]
 
 
 # ---- as text ------------------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""A prediction (``models.predict``) as a report: headline with its band, the per-call breakdown
+on A and as predicted on B (table and bars), the assumptions, and the models of both fabrics.
+
+Predictions are not runs, so this module has no ``build``: ``prediction_report`` makes the
+report that ``fabricbench predict PROFILE --on B --report FILE`` writes.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from fabricbench.report import format as f
+from fabricbench.report.model import BulletList, Cell, Column, Figure, Paragraph, Section, Table
+
+
+def breakdown_table(p) -> Table:
+    rows = []
+    for c in p.calls:
+        size = f.binary_size(c.bytes / c.count) if c.count and c.bytes else "0 B"
+        style = "better" if c.change_s < 0 else "worse" if c.change_s > 0 else ""
+        rows.append([Cell(c.call), Cell(c.how), f.number(c.count), Cell(size), f.number(c.time_a_s), f.number(c.time_b_s),
+                     f"{f.number(c.low_b_s)} .. {f.number(c.high_b_s)}", Cell(f.signed(c.change_s), style)])
+    return Table([Column("Call", align="left"), Column("How", align="left"), Column("Calls"), Column("Mean size", align="left"),
+                  Column("On A", "s"), Column("On B", "s"), Column("Band on B", "s"), Column("Change", "s")], rows,
+                 caption="Time per rank (mean over ranks) of each MPI call on A and as predicted on B, largest change first")
+
+
+def prediction_section(p, fmt: str = "svg") -> Section:
+    from fabricbench.report.plots.models import prediction_bars
+
+    faster = p.predicted_s < p.measured_s
+    factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
+    section = Section("prediction", f"Prediction: {p.target}")
+    section.add(Paragraph(
+        f"Measured on A, {p.source}: {f.number(p.measured_s)} s on {p.ranks} ranks (compute {f.number(p.compute_s)} s, "
+        f"MPI {f.number(p.mpi_a_s)} s per rank on average). Predicted on B, {p.target}: {f.number(p.predicted_s)} s "
+        f"(band {f.number(p.low_s)} .. {f.number(p.high_s)} s), {f.ratio(factor)} {'faster' if faster else 'slower'}."))
+    data = prediction_bars([c for c in p.calls if c.time_a_s > 0 or c.time_b_s > 0][:10], p.source, p.target, fmt)
+    if data is not None:
+        section.add(Figure("prediction-calls", "MPI time per call on A and B", data, fmt,
+                           caption="Per call, the time per rank on A (measured) and on B (predicted, with the band).",
+                           alt="horizontal bars per MPI call: time on A and predicted time on B"))
+    section.add(breakdown_table(p), Paragraph("Assumptions:"), BulletList(list(p.assumptions)))
+    return section
+
+
+def prediction_report(p, models: Sequence[Any], points: Sequence[Optional[dict]], fmt: str = "svg"):
+    """A report of one prediction: its section, then the model of A and of B (fitted or catalogue)."""
+    import datetime as _dt
+    from types import SimpleNamespace
+
+    from fabricbench import __version__
+    from fabricbench.report.model import Report
+    from fabricbench.report.sections.models import model_section
+
+    sections: List[Section] = [prediction_section(p, fmt)]
+    for tag, model, pts in zip(("a", "b"), models, points):
+        sections.append(model_section(model, pts, fmt, f"model-{tag}"))
+    return Report(title=f"fabricbench prediction: {p.target}",
+                  generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), tool_version=__version__,
+                  runs=[SimpleNamespace(name=p.source)], sections=sections)
