@@ -11,7 +11,9 @@ by binary segmentation on the squared-error cost, keeping a split only while it 
 cost by more than a penalty scaled to the noise between neighbouring windows.
 
 If the program called ``MPI_Pcontrol``, its calls (rank 0's) are the phase boundaries
-instead: the program said where its phases are.
+instead, at their exact times: the program said where its phases are. A window that a
+boundary cuts counts in each phase in proportion to the time it shares with it, so a
+phase shorter than a window shows the mix of the window it lies in.
 
 ``phases`` describes each phase in the words of the HPCC profiling study: start, end, the
 share of runtime in MPI, and the top calls with their sizes ("74% of MPI time (3% of wall
@@ -127,18 +129,21 @@ def segment(x: np.ndarray, min_size: int = MIN_WINDOWS, max_segments: int = MAX_
     return bounds
 
 
-def _marked_bounds(profile: Dict[str, Any], step: float, n: int) -> Optional[List[Tuple[int, str]]]:
+def _marked_spans(profile: Dict[str, Any], end: float) -> Optional[List[Tuple[float, float, str]]]:
+    """(start, end, label) of the stretches between rank 0's MPI_Pcontrol calls."""
     marks = profile["rank_info"][0].get("pcontrol") or []
     if not marks:
         return None
-    out = [(0, "start")]
-    for t, level in marks:
-        g = min(n - 1, max(0, int(float(t) / step)))
-        if g == out[-1][0]:
-            out[-1] = (g, f"MPI_Pcontrol({level})")
-        else:
-            out.append((g, f"MPI_Pcontrol({level})"))
-    return out
+    starts = [(0.0, "start")] + [(min(max(float(t), 0.0), end), f"MPI_Pcontrol({level})") for t, level in marks]
+    spans = [(a, b, label) for (a, label), (b, _) in zip(starts, starts[1:] + [(end, "")])]
+    # the stretch before the first mark only when it holds time (MPI_Pcontrol is often the first call)
+    return [s for i, s in enumerate(spans) if i > 0 or s[1] - s[0] > 1e-3]
+
+
+def _weights(n: int, step: float, t0: float, t1: float) -> np.ndarray:
+    """Share of each window inside [t0, t1)."""
+    starts = np.arange(n) * step
+    return np.clip(np.minimum(starts + step, t1) - np.maximum(starts, t0), 0.0, None) / step
 
 
 def _sizes(mask: int, mean: float) -> str:
@@ -150,19 +155,21 @@ def _sizes(mask: int, mean: float) -> str:
     return f"{size_label(lo) if lo else '0'} to {format_bytes(hi)}"
 
 
-def _describe(grid: Dict[str, Any], a: int, b: int, top: int) -> Dict[str, Any]:
-    time = grid["time"][a:b].sum(axis=0)
-    count = grid["count"][a:b].sum(axis=0)
-    nbytes = grid["bytes"][a:b].sum(axis=0)
-    wall = float(grid["wall"][a:b].sum())
+def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, Any]:
+    """A phase: the windows' sums, each window counted by its weight (its share in the phase)."""
+    time = weight @ grid["time"]
+    count = weight @ grid["count"]
+    nbytes = weight @ grid["bytes"]
+    wall = float(weight @ grid["wall"])
     mpi = float(time.sum())
+    inside = [w for w in range(len(weight)) if weight[w] > 0]
     order = sorted(range(len(grid["calls"])), key=lambda j: (-time[j], -count[j]))
     calls = []
     for j in order[:top]:
         if count[j] == 0:
             break
         mask = 0
-        for w in range(a, b):
+        for w in inside:
             mask |= grid["bins"][w][j]
         mean = nbytes[j] / count[j]
         sizes = _sizes(mask, mean)
@@ -170,13 +177,12 @@ def _describe(grid: Dict[str, Any], a: int, b: int, top: int) -> Dict[str, Any]:
         pwall = 100.0 * time[j] / wall if wall > 0 else 0.0
         one = len([b for b in range(64) if mask >> b & 1]) <= 1
         what = f"{sizes} {grid['calls'][j]}" if one else f"{grid['calls'][j]} of {sizes}"
-        calls.append({"call": grid["calls"][j], "time": float(time[j]), "count": int(count[j]),
+        calls.append({"call": grid["calls"][j], "time": float(time[j]), "count": int(round(count[j])),
                       "bytes": int(nbytes[j]), "mean_size": float(mean), "sizes": sizes,
                       "percent_mpi": pmpi, "percent_wall": pwall,
                       "sentence": f"{_pct(pmpi)} of MPI time ({_pct(pwall)} of wall time) in {what}"})
-    step = grid["step"]
     pct = 100.0 * mpi / wall if wall > 0 else 0.0
-    return {"start": a * step, "end": b * step, "windows": b - a, "mpi_time": mpi, "wall": wall,
+    return {"windows": len(inside), "mpi_time": mpi, "wall": wall,
             "percent_mpi": pct, "top_calls": calls,
             "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
 
@@ -186,28 +192,22 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
     grid = window_grid(profile)
     if grid is None:
         return {"phases": [], "method": None, "step": None}
-    n = len(grid["wall"])
-    marked = _marked_bounds(profile, grid["step"], n)
-    if marked:
-        bounds = [g for g, _ in marked] + [n]
-        labels = [lab for _, lab in marked]
-        method = "pcontrol"
-    else:
+    n, step = len(grid["wall"]), grid["step"]
+    end = max(float(r["app_time"]) for r in profile["rank_info"])
+    spans = _marked_spans(profile, end)
+    method = "pcontrol"
+    if spans is None:
         bounds = segment(mix_vectors(grid["time"], grid["wall"]))
-        labels = [""] * (len(bounds) - 1)
+        spans = [(a * step, b * step, "") for a, b in zip(bounds, bounds[1:])]
         method = "change points"
     out = []
-    for (a, b), label in zip(zip(bounds, bounds[1:]), labels):
-        if b <= a:
-            continue
-        ph = _describe(grid, a, b, top)
-        ph["label"] = label
-        ph["phase"] = len(out) + 1
+    for t0, t1, label in spans:
+        ph = _describe(grid, _weights(n, step, t0, max(t1, t0 + 1e-12)), top)
+        ph.update({"start": t0, "end": t1, "label": label, "phase": len(out) + 1})
         out.append(ph)
-    actual_end = max(float(r["app_time"]) for r in profile["rank_info"])
     if out:
-        out[-1]["end"] = actual_end
-    return {"phases": out, "method": method, "step": grid["step"]}
+        out[-1]["end"] = min(out[-1]["end"], end)  # the last window runs past the end of the run
+    return {"phases": out, "method": method, "step": step}
 
 
 def phase_lines(result: Dict[str, Any]) -> List[str]:
