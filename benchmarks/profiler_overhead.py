@@ -130,10 +130,12 @@ def main() -> int:
         tot_ip = r["iprobe_on_ns"] - base["iprobe_on_ns"]
         tot_pp = (r["pingpong_on_us"] - base["pingpong_on_us"]) * 1e3 / 2
         print(f"{name}:")
+        # The goal is stated on the 1-byte ping-pong; MPI_Iprobe, the cheapest call there is,
+        # shows the cost of the wrapper alone.
         print(f"  recording cost (on - off, same process): {rec_ip:+.1f} ns per MPI_Iprobe, "
-              f"{rec_pp:+.1f} ns per Send/Recv -> {verdict(max(rec_ip, rec_pp))} the {GOAL_NS:.0f} ns goal")
+              f"{rec_pp:+.1f} ns per Send/Recv -> ping-pong {verdict(rec_pp)} the {GOAL_NS:.0f} ns goal")
         print(f"  total (library - no library, separate runs): {tot_ip:+.1f} ns per MPI_Iprobe, "
-              f"{tot_pp:+.1f} ns per Send/Recv -> {verdict(max(tot_ip, tot_pp))} the {GOAL_NS:.0f} ns goal")
+              f"{tot_pp:+.1f} ns per Send/Recv -> ping-pong {verdict(tot_pp)} the {GOAL_NS:.0f} ns goal")
     if "mpiP" in best:
         r = best["mpiP"]
         print(f"mpiP ({mpip}): {r['iprobe_on_ns'] - base['iprobe_on_ns']:+.1f} ns per MPI_Iprobe, "

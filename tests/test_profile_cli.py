@@ -87,3 +87,13 @@ def test_show_profile_by_callsite_and_phases(cli, db_path, tmp_path):
     assert "MPI time by call site" in html and "share_config (callsites.c:" in html
     assert "Phases of the run, split at the program&#39;s MPI_Pcontrol calls" in html or \
         "Phases of the run, split at the program's MPI_Pcontrol calls" in html
+
+
+def test_call_sites_of_an_mpip_import(cli, db_path):
+    from pathlib import Path
+
+    report = Path(__file__).parent / "data" / "import" / "mpip_known_calls_4ranks.mpiP"
+    cli("import", str(report))
+    shown = cli("show-profile", "1", "--by", "callsite", "--phases").stdout
+    assert "main (known_calls.c:98)" in shown and "MPI_Barrier" in shown  # mpiP's own resolution
+    assert "no time windows" in shown and "Traceback" not in shown

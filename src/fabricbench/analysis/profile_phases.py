@@ -213,7 +213,8 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
 def phase_lines(result: Dict[str, Any]) -> List[str]:
     """The phases as text, one heading and bullet lines each."""
     if result["method"] is None:
-        return ["This profile has no time windows (written by an older profiler)."]
+        return ["This profile has no time windows (they come from fabricbench's own profiler; mpiP and older "
+                "versions do not record them)."]
     how = ("marked by the program's MPI_Pcontrol calls" if result["method"] == "pcontrol"
            else "where the mix of MPI calls changes")
     lines = [f"{len(result['phases'])} phase{'s' if len(result['phases']) != 1 else ''}, {how} "
