@@ -114,7 +114,10 @@ def test_pcontrol_calls_mark_the_phases(sites_profile):
 
 
 def collapsed_top_calls(result) -> list:
+    """The phases' top calls, non-blocking ones as 'non-blocking', repeats merged (under load
+    the share of Isend against Waitall moves, and a stretch of them may be split in two)."""
     tops = [p["top_calls"][0]["call"] if p["top_calls"] else None for p in result["phases"]]
+    tops = ["non-blocking" if c in NONBLOCKING else c for c in tops]
     return [c for i, c in enumerate(tops) if c and (i == 0 or c != tops[i - 1])]
 
 
@@ -128,7 +131,7 @@ def test_phases_are_found_where_the_call_mix_changes(library, tmp_path):
     result = phases(profile)
     assert result["method"] == "change points"
     tops = collapsed_top_calls(result)
-    assert tops[:2] == ["MPI_Sendrecv", "MPI_Alltoall"] and tops[2] in NONBLOCKING and len(tops) == 3, tops
+    assert tops == ["MPI_Sendrecv", "MPI_Alltoall", "non-blocking"], tops
     alltoall = next(p for p in result["phases"] if p["top_calls"][0]["call"] == "MPI_Alltoall")
     assert alltoall["top_calls"][0]["sizes"] == "16 KiB"
     assert "of MPI time" in alltoall["top_calls"][0]["sentence"] and alltoall["percent_mpi"] > 0
@@ -137,13 +140,13 @@ def test_phases_are_found_where_the_call_mix_changes(library, tmp_path):
 @pytest.mark.mpi
 @pytest.mark.skipif(not shutil.which("hpcc"), reason="needs Debian's hpcc")
 def test_hpcc_phases_in_hpcc_order(library, tmp_path):
-    """A small-N hpcc at 4 ranks: RandomAccess, then FFT, then the b_eff rings, each its own phase.
+    """A small-N hpcc at 4 ranks: RandomAccess, PTRANS, the b_eff rings and HPL, in that order.
 
     HPCC runs MPIRandomAccess(_LCG), PTRANS, DGEMM, STREAM, MPIFFT, LatencyBandwidth, HPL.
-    On 2 oversubscribed cores PTRANS's phase is led by its Allreduce/Comm_split waits (its
-    MiB-sized MPI_Sendrecv comes fourth or so), and FFT's Alltoall shares its phase's lead
-    with Barrier waits, so those two are checked among the phase's top five calls; see the
-    README's "MPI profiles" section.
+    At this size MPIFFT lasts a few milliseconds and is not a phase of its own; on 2
+    oversubscribed cores PTRANS's phases are led by the Allreduce/Barrier waits of its
+    checks, so its MiB-sized MPI_Sendrecv is looked for among their top five calls (see the
+    README's "MPI profiles" section).
     """
     text = render_hpccinf(plan(4, n=256, nb=32))
     # PTRANS gets a size of its own, so that its transpose moves MiB-sized MPI_Sendrecv blocks
@@ -157,13 +160,13 @@ def test_hpcc_phases_in_hpcc_order(library, tmp_path):
     found = "\n".join(phase_lines(result))
     assert len(result["phases"]) >= 4, found
     top = [[c["call"] for c in p["top_calls"]] for p in result["phases"]]
-    assert top[0][0] in NONBLOCKING, found                      # MPIRandomAccess: Testany/Waitany ...
-    fft = next(i for i, t in enumerate(top) if "MPI_Alltoall" in t)
+    assert top[0][0] in NONBLOCKING, found  # MPIRandomAccess: Testany/Waitany ...
     ptrans = next(i for i, p in enumerate(result["phases"])
                   if any(c["call"] == "MPI_Sendrecv" and c["mean_size"] >= 1 << 20 for c in p["top_calls"]))
-    beff = next(i for i, t in enumerate(top) if t[0] == "MPI_Sendrecv" and i > fft)
-    assert 0 < fft <= ptrans < beff, found
-    assert {"MPI_Send", "MPI_Recv"} & set(top[-1]) or {"MPI_Send", "MPI_Recv"} & set(top[-2]), found  # HPL last
+    beff = max(i for i, t in enumerate(top) if t[0] == "MPI_Sendrecv")
+    assert 0 < ptrans < beff, found
+    assert all(t[0] not in NONBLOCKING - {"MPI_Waitall"} for t in top[ptrans:]), found  # RandomAccess is over
+    assert {"MPI_Send", "MPI_Recv", "MPI_Iprobe"} & set(top[-1] + top[-2]), found  # HPL last
 
 
 # ------------------------------------------------------------------ pure functions
@@ -209,3 +212,17 @@ def test_guarded_and_character_lines_make_the_right_wrappers(tmp_path):
     assert "#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)\nint MPIX_Barrier_init(" in src
     assert "mpix_barrier_init_" not in src  # guarded calls get a C wrapper only
     assert "fb_enter(FB_ID_MPI_Comm_set_name, __builtin_return_address(0))" in src
+
+
+def test_bad_call_site_and_window_rows_name_the_row():
+    from fabricbench.analysis.profile_data import ProfileError, validate_profile
+
+    base = {"format": "fabricbench-mpi-profile", "version": 1, "ranks": 1, "hosts": ["h"], "mpi": {},
+            "rank_info": [{"rank": 0, "app_time": 1.0, "mpi_time": 0.5, "window_s": 0.1}], "calls": [],
+            "matrix": {}, "callsite_columns": [], "callsites": [[0, "MPI_Send", 0, 10, "", 1, 8, 0.1, 0.1, 0.1]],
+            "window_columns": [], "windows": [[0, 3, "MPI_Send", 1, 8, 0.1, 16]]}
+    validate_profile(base)
+    with pytest.raises(ProfileError, match=r"callsites\[0\]"):
+        validate_profile({**base, "callsites": [[3, "MPI_Send", 0, 10, "", 1, 8, 0.1, 0.1, 0.1]]})
+    with pytest.raises(ProfileError, match=r"windows\[0\]"):
+        validate_profile({**base, "windows": [[0, -1, "MPI_Send", 1, 8, 0.1, 16]]})
