@@ -21,6 +21,7 @@ static double iprobe_loop(long n)
     return (MPI_Wtime() - t0) / (double)n;
 }
 
+/* 1-byte ping-pong between ranks 0 and 1. */
 static double pingpong_loop(long n, int rank)
 {
     char byte = 0;
@@ -28,11 +29,11 @@ static double pingpong_loop(long n, int rank)
     double t0 = MPI_Wtime();
     for (long i = 0; i < n && rank < 2; i++) {
         if (rank == 0) {
-            MPI_Send(&byte, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(&byte, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(&byte, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&byte, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            MPI_Recv(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
     }
     return (MPI_Wtime() - t0) / (2.0 * (double)n); /* one way = round trip / 2 */

@@ -57,3 +57,43 @@ def test_show_profile_of_a_benchmark_run_is_refused(cli, db_path):
     db.finish_run(db.create_run(label="not a profile").id, "complete")
     proc = cli("show-profile", "1", check=False)
     assert proc.returncode == 2 and "not a profile" in proc.stderr
+
+
+@pytest.mark.mpi
+def test_show_profile_by_callsite_and_phases(cli, db_path, tmp_path):
+    from pathlib import Path
+    import re
+    import subprocess
+
+    source = Path(__file__).parent / "data" / "profiler" / "callsites.c"
+    exe = tmp_path / "callsites"
+    subprocess.run(["mpicc", "-g", "-O1", "-pthread", "-o", str(exe), str(source)], check=True, timeout=120)
+    line = next(no for no, text in enumerate(source.read_text().splitlines(), 1) if "site: global_sum" in text)
+    cli("profile", "--", *MPIRUN, str(exe))
+
+    shown = cli("show-profile", "1", "--by", "callsite").stdout
+    assert "MPI time by call site" in shown and f"global_sum (callsites.c:{line})" in shown
+    assert re.search(r"MPI_Allreduce\s.*global_sum", shown)
+    phases = cli("show-profile", "1", "--phases").stdout
+    assert "marked by the program's MPI_Pcontrol calls" in phases and "Phase 1" in phases
+    assert "of MPI time" in phases and "MPI_Pcontrol(3)" in phases
+    data = json.loads(cli("show-profile", "1", "--by", "callsite", "--phases", "--json").stdout)
+    assert {s["function"] for s in data["callsites"]["sites"]} >= {"halo_exchange", "global_sum", "share_config"}
+    assert data["phases"]["method"] == "pcontrol" and len(data["phases"]["phases"]) >= 3
+
+    report = tmp_path / "r.html"
+    cli("report", "1", "-o", str(report))
+    html = report.read_text()
+    assert "MPI time by call site" in html and "share_config (callsites.c:" in html
+    assert "Phases of the run, split at the program&#39;s MPI_Pcontrol calls" in html or \
+        "Phases of the run, split at the program's MPI_Pcontrol calls" in html
+
+
+def test_call_sites_of_an_mpip_import(cli, db_path):
+    from pathlib import Path
+
+    report = Path(__file__).parent / "data" / "import" / "mpip_known_calls_4ranks.mpiP"
+    cli("import", str(report))
+    shown = cli("show-profile", "1", "--by", "callsite", "--phases").stdout
+    assert "main (known_calls.c:98)" in shown and "MPI_Barrier" in shown  # mpiP's own resolution
+    assert "no time windows" in shown and "Traceback" not in shown

@@ -95,6 +95,8 @@ COMMON = {
     ("MPI_Win_free", 0): (1, 0),
     ("MPI_Barrier", 0): (1, 0),          # the five under MPI_Pcontrol(0) are not counted
     ("MPI_Send", 4): (1, 8),             # to MPI_PROC_NULL
+    ("MPI_Comm_rank", 0): (2, 0),        # of MPI_COMM_WORLD and of the split communicator
+    ("MPI_Comm_size", 0): (1, 0),
 }
 PER_RANK = {
     0: {("MPI_Send", 10): (5, 4000), ("MPI_Ssend", 3): (1, 4)},
@@ -168,6 +170,8 @@ def coverage_profile(library, tmp_path_factory):
 def test_every_wrapped_call_is_recorded(c_profile, coverage_profile):
     table = (GENERATOR.parent / "mpi_calls.tbl").read_text()
     wrapped = set(re.findall(r"^\w+\s+(MPI_\w+)\(", table, re.M))
+    if "Open MPI" in coverage_profile["mpi"]["library"]:  # its MPIX_ extensions (?OMPI_HAVE_MPI_EXT_* lines)
+        wrapped |= set(re.findall(r"^\?OMPI_HAVE_MPI_EXT_\w+\s+\w+\s+(MPIX_\w+)\(", table, re.M))
     lifecycle = {"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Pcontrol"}
     recorded = {row[1] for p in (c_profile, coverage_profile) for row in p["calls"]}
     assert recorded == wrapped - lifecycle
@@ -193,7 +197,8 @@ def test_vector_collectives_threads_and_windows(coverage_profile):
     # neighbourhood: 2 + 3 ints to the two cartesian neighbours; 1 int on a dist graph
     assert per_call(p, "MPI_Neighbor_alltoallv") == [{3: (1, 4), 5: (1, 20)}] * 4
     assert per_call(p, "MPI_Neighbor_alltoallw") == [{5: (1, 20)}] * 4
-    assert per_call(p, "MPI_Bcast") == [{5: (1, 28)}] * 4  # on an intercommunicator
+    # on an intercommunicator (28 B), and rank 0's pid for the MPI-IO file name (4 B)
+    assert per_call(p, "MPI_Bcast") == [{3: (1, 4), 5: (1, 28)}] * 4
     assert per_call(p, "MPI_Startall") == [{6: (2, 80)}] * 4  # a 20 B send and a 20 B receive, twice
     # two threads x 50 sends from ranks 0 and 2, plus one 4 B send on the intercommunicator
     assert per_call(p, "MPI_Send")[0] == {3: (101, 404), 4: (3, 36), 5: (1, 24)}
@@ -222,6 +227,7 @@ FORTRAN_COMMON = {
     ("MPI_Alltoall", 5): (1, 16), ("MPI_Comm_free", 0): (1, 0),
     ("MPI_Gather", 4): (1, 12),  # the root's MPI_IN_PLACE is recognised: its receive block counts
     ("MPI_Barrier", 0): (1, 0),
+    ("MPI_Comm_rank", 0): (1, 0), ("MPI_Comm_size", 0): (1, 0),
 }
 
 

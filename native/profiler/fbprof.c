@@ -6,9 +6,12 @@
  * others where the application left them (inside MPI), never inside the profiler. */
 #include "fbprof.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -16,10 +19,17 @@
 
 #define FB_PROFILE_VERSION 1
 #define FB_TABLE_SLOTS 4096 /* power of two: live communicators + windows, persistent requests */
+#define FB_NMODULES 64      /* distinct modules (executable, libraries) call sites are named in */
+#define FB_PATH 512
+#define FB_SYMBOL 96
 
 FB_HIDDEN fb_state_t fb;
 FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
 FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
+FB_HIDDEN _Thread_local fb_current_t fb_cur __attribute__((tls_model("initial-exec")));
+
+static int fb_thread_level;
+static pthread_t fb_main_thread;
 
 /* ------------------------------------------------------------------ threads
  * Each thread that calls MPI gets a slot for its MPI time on its first call. With
@@ -40,7 +50,63 @@ fb_thread_t *fb_thread_claim(void)
         __atomic_store_n(&fb_thread_slots[i].shared, 1, __ATOMIC_RELAXED);
     }
     fb_self = &fb_thread_slots[i];
+    /* MPI_THREAD_SINGLE and FUNNELED allow MPI calls from the main thread only. */
+    if (fb.initialized && !pthread_equal(pthread_self(), fb_main_thread) && fb_thread_level < MPI_THREAD_SERIALIZED)
+        __atomic_store_n(&fb_self->outside_level, 1, __ATOMIC_RELAXED);
     return fb_self;
+}
+
+/* A call before MPI_Init: counted (no table or clock is set up yet), reported apart. */
+void fb_before_init(int id)
+{
+    __atomic_fetch_add(&fb.before_init[id], 1, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ time windows
+ * The fast path (fb_window_add) handles a call inside one existing window; here the
+ * windows grow (pairs merge, the length doubles) and a call spreads its time over the
+ * windows it ran through (its count, bytes and size go to the window it started in).
+ * Under MPI_THREAD_MULTIPLE a call recorded by another thread while pairs merge may land
+ * in a neighbouring window; the per-call totals are not affected. */
+
+static pthread_mutex_t fb_win_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fb_window_grow(uint64_t rel)
+{
+    while ((rel >> fb.win_shift) >= FB_NWIN) {
+        for (size_t w = 0; w < FB_NWIN / 2; w++) {
+            for (size_t c = 0; c < FB_NCALLS; c++) {
+                const fb_wcell_t *a = &fb.windows[2 * w * FB_NCALLS + c], *b = &fb.windows[(2 * w + 1) * FB_NCALLS + c];
+                fb_wcell_t m = {a->ticks + b->ticks, a->bytes + b->bytes, a->bins | b->bins, a->count + b->count};
+                fb.windows[w * FB_NCALLS + c] = m;
+            }
+        }
+        memset(&fb.windows[(size_t)(FB_NWIN / 2) * FB_NCALLS], 0, (size_t)(FB_NWIN / 2) * FB_NCALLS * sizeof(fb_wcell_t));
+        __atomic_store_n(&fb.win_shift, fb.win_shift + 1, __ATOMIC_RELEASE);
+    }
+}
+
+void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin)
+{
+    if (fb.threaded)
+        pthread_mutex_lock(&fb_win_lock);
+    uint64_t end = rel + dt;
+    if ((end >> fb.win_shift) >= FB_NWIN)
+        fb_window_grow(end);
+    unsigned shift = fb.win_shift;
+    uint64_t w = rel >> shift, last = end >> shift;
+    fb_wcell_t *first = &fb.windows[w * FB_NCALLS + (unsigned)id];
+    fb_add(&first->count, 1);
+    fb_add(&first->bytes, bytes);
+    __atomic_fetch_or(&first->bins, 1ull << (bin < 63 ? bin : 63), __ATOMIC_RELAXED);
+    for (uint64_t t = rel; w <= last; w++) {
+        uint64_t wend = (w + 1) << shift;
+        uint64_t part = (end < wend ? end : wend) - t;
+        fb_add(&fb.windows[w * FB_NCALLS + (unsigned)id].ticks, part);
+        t += part;
+    }
+    if (fb.threaded)
+        pthread_mutex_unlock(&fb_win_lock);
 }
 
 void fb_busy_enter(void)
@@ -394,8 +460,6 @@ static int fb_tsc_usable(void)
 #endif
 }
 
-static int fb_thread_level;
-
 void fb_init(void)
 {
     if (fb.initialized)
@@ -417,7 +481,9 @@ void fb_init(void)
     fb.world.world = malloc((size_t)fb.world_size * sizeof(int));
     fb_handles = calloc(FB_TABLE_SLOTS, sizeof *fb_handles);
     fb_reqs = calloc(FB_TABLE_SLOTS, sizeof *fb_reqs);
-    if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs) {
+    fb.sites = calloc(FB_NSITES, sizeof *fb.sites);
+    fb.windows = calloc((size_t)FB_NWIN * FB_NCALLS, sizeof *fb.windows);
+    if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs || !fb.sites || !fb.windows) {
         fprintf(stderr, "libfabricbench-prof: out of memory at MPI_Init; profiling is off\n");
         return;
     }
@@ -433,15 +499,30 @@ void fb_init(void)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, fb_comm_delete_cb, &fb.comm_keyval, NULL);
     PMPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, fb_win_delete_cb, &fb.win_keyval, NULL);
 
+    fb_main_thread = pthread_self();
+    fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
+    me->main = 1;
+
     clock_gettime(CLOCK_MONOTONIC, &fb.init_ts);
     fb.init_tick = fb_now();
+    fb.win_origin = fb.init_tick;
+    fb.win_shift = FB_WIN_SHIFT0;
     fb.on = 1;
 }
 
+/* MPI_Pcontrol(level) marks a phase boundary; level 0 also stops recording until the next
+ * call with another level (the MPI standard's meaning of 0 and 1). */
+static fb_mark_t fb_marks[FB_NMARKS];
+static int fb_nmarks;
+
 void fb_pcontrol(int level)
 {
-    if (fb.initialized && !fb.finalized && fb.stats)
-        fb.on = level != 0;
+    if (!fb.initialized || fb.finalized || !fb.stats)
+        return;
+    int i = __atomic_fetch_add(&fb_nmarks, 1, __ATOMIC_RELAXED);
+    if (i < FB_NMARKS)
+        fb_marks[i] = (fb_mark_t){fb_now(), level};
+    fb.on = level != 0;
 }
 
 /* ------------------------------------------------------------------ aggregation */
@@ -456,7 +537,34 @@ typedef struct {
     int32_t capped;                     /* mpi_time was cut to app_time */
     uint64_t untracked, dropped_requests;
     char host[MPI_MAX_PROCESSOR_NAME + 1];
+    int32_t n_sites, n_modules, n_wentries, n_windows, n_marks;
+    double window_s;                    /* length of one time window */
+    uint64_t sites_dropped;
+    uint64_t thread_calls[FB_MAX_THREADS];
+    int8_t thread_main[FB_MAX_THREADS], thread_outside[FB_MAX_THREADS];
+    double mark_time[FB_NMARKS];        /* MPI_Pcontrol calls: seconds since MPI_Init, level */
+    int32_t mark_level[FB_NMARKS];
+    uint64_t before_init[FB_NCALLS];
 } fb_rank_info_t;
+
+/* A call site as rank 0 gets it: the module it is in (index into the rank's modules) and
+ * its address there as the module's ELF file sees it (so addr2line can read it). */
+typedef struct {
+    int32_t call, module;
+    uint64_t addr, count, bytes;
+    double time, min, max;
+    char symbol[FB_SYMBOL]; /* nearest dynamic symbol + offset, if any */
+} fb_site_out_t;
+
+typedef struct {
+    char path[FB_PATH];
+} fb_module_t;
+
+typedef struct {
+    int32_t window, call;
+    uint64_t count, bytes, bins;
+    double time;
+} fb_window_out_t;
 
 typedef struct {
     int32_t call, bin;
@@ -562,11 +670,110 @@ static void fb_json_threads(FILE *f, const fb_rank_info_t *info)
     fprintf(f, "], \"mpi_time_all_threads\": %.9g", info->calls_time);
     if (info->capped)
         fputs(", \"mpi_time_capped\": true", f);
+    fputs(", \"threads\": [", f);
+    for (int t = 0; t < listed; t++)
+        fprintf(f, "%s{\"thread\": %d, \"main\": %s, \"calls\": %llu, \"mpi_time\": %.9g, \"outside_thread_level\": %s}",
+                t ? ", " : "", t, info->thread_main[t] ? "true" : "false", (unsigned long long)info->thread_calls[t],
+                info->thread_time[t], info->thread_outside[t] ? "true" : "false");
+    fputc(']', f);
 }
 
-static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t *entries,
-                          const fb_cell_out_t *cells, const int *cell_displs)
+/* Time windows, MPI_Pcontrol marks, call sites that found no slot, calls before MPI_Init. */
+static void fb_json_rank_extra(FILE *f, const fb_rank_info_t *info)
 {
+    fprintf(f, ", \"window_s\": %.9g, \"windows\": %d, \"callsites_dropped\": %llu, \"pcontrol\": [", info->window_s,
+            (int)info->n_windows, (unsigned long long)info->sites_dropped);
+    for (int i = 0; i < info->n_marks; i++)
+        fprintf(f, "%s[%.9g, %d]", i ? ", " : "", info->mark_time[i], (int)info->mark_level[i]);
+    fputs("], \"calls_before_init\": {", f);
+    int first = 1;
+    for (int c = 0; c < FB_NCALLS; c++) {
+        if (!info->before_init[c])
+            continue;
+        fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", fb_call_names[c], (unsigned long long)info->before_init[c]);
+        first = 0;
+    }
+    fputc('}', f);
+}
+
+/* Everything rank 0 gathered; each array holds the ranks' parts one after the other. */
+typedef struct {
+    fb_rank_info_t *infos;
+    fb_entry_t *entries;
+    fb_cell_out_t *cells;
+    fb_site_out_t *sites;
+    fb_module_t *modules;
+    fb_window_out_t *windows;
+} fb_gathered_t;
+
+/* The modules of all ranks as one list (first seen first); site module indices are
+ * rewritten to it. */
+static void fb_json_callsites(FILE *f, const fb_gathered_t *g)
+{
+    int size = fb.world_size;
+    size_t nmod = 0, k = 0, m = 0;
+    for (int r = 0; r < size; r++)
+        nmod += (size_t)g->infos[r].n_modules;
+    const char **names = malloc((nmod ? nmod : 1) * sizeof *names);
+    int *global = malloc((nmod ? nmod : 1) * sizeof *global);
+    size_t nnames = 0;
+    for (size_t i = 0; names && global && i < nmod; i++) {
+        size_t j = 0;
+        while (j < nnames && strcmp(names[j], g->modules[i].path) != 0)
+            j++;
+        if (j == nnames)
+            names[nnames++] = g->modules[i].path;
+        global[i] = (int)j;
+    }
+    fputs("  \"modules\": [", f);
+    for (size_t j = 0; j < nnames; j++) {
+        fputs(j ? ", " : "", f);
+        fb_json_cstr(f, names[j]);
+    }
+    fputs("],\n  \"callsite_columns\": [\"rank\", \"call\", \"module\", \"address\", \"symbol\", \"count\", \"bytes\", "
+          "\"time\", \"min\", \"max\"],\n  \"callsites\": [", f);
+    int first = 1;
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < g->infos[r].n_sites; i++, k++) {
+            const fb_site_out_t *e = &g->sites[k];
+            int mod = e->module >= 0 && global && m + (size_t)e->module < nmod ? global[m + (size_t)e->module] : -1;
+            const char *name = e->call >= 0 && e->call < FB_NCALLS ? fb_call_names[e->call] : "unknown";
+            fprintf(f, "%s\n    [%d, \"%s\", %d, %llu, ", first ? "" : ",", r, name, mod, (unsigned long long)e->addr);
+            fb_json_string(f, e->symbol, strnlen(e->symbol, sizeof e->symbol));
+            fprintf(f, ", %llu, %llu, %.9g, %.9g, %.9g]", (unsigned long long)e->count, (unsigned long long)e->bytes,
+                    e->time, e->min, e->max);
+            first = 0;
+        }
+        m += (size_t)g->infos[r].n_modules;
+    }
+    fprintf(f, "%s],\n", first ? "" : "\n  ");
+    free(names);
+    free(global);
+}
+
+static void fb_json_windows(FILE *f, const fb_gathered_t *g)
+{
+    fputs("  \"window_columns\": [\"rank\", \"window\", \"call\", \"count\", \"bytes\", \"time\", \"bins\"],\n"
+          "  \"windows\": [", f);
+    size_t k = 0;
+    int first = 1;
+    for (int r = 0; r < fb.world_size; r++) {
+        for (int i = 0; i < g->infos[r].n_wentries; i++, k++) {
+            const fb_window_out_t *w = &g->windows[k];
+            const char *name = w->call >= 0 && w->call < FB_NCALLS ? fb_call_names[w->call] : "unknown";
+            fprintf(f, "%s\n    [%d, %d, \"%s\", %llu, %llu, %.9g, %llu]", first ? "" : ",", r, (int)w->window, name,
+                    (unsigned long long)w->count, (unsigned long long)w->bytes, w->time, (unsigned long long)w->bins);
+            first = 0;
+        }
+    }
+    fprintf(f, "%s],\n", first ? "" : "\n  ");
+}
+
+static void fb_write_json(FILE *f, const fb_gathered_t *g)
+{
+    const fb_rank_info_t *infos = g->infos;
+    const fb_entry_t *entries = g->entries;
+    const fb_cell_out_t *cells = g->cells;
     int size = fb.world_size;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
     int liblen = 0, ver = 0, subver = 0;
@@ -611,6 +818,7 @@ static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t
                 (long long)infos[r].pid, infos[r].app_time, infos[r].mpi_time,
                 (unsigned long long)(infos[r].untracked + infos[r].dropped_requests));
         fb_json_threads(f, &infos[r]);
+        fb_json_rank_extra(f, &infos[r]);
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n");
@@ -629,6 +837,8 @@ static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t
         }
     }
     fprintf(f, "%s],\n", first ? "" : "\n  ");
+    fb_json_callsites(f, g);
+    fb_json_windows(f, g);
 
     /* Matrix layers as [src, dst, messages, bytes]; a Get at rank r from t moves data t -> r. */
     size_t ncells = 0;
@@ -638,9 +848,9 @@ static void fb_write_json(FILE *f, const fb_rank_info_t *infos, const fb_entry_t
     size_t nt[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++)
         t[i] = malloc((ncells ? ncells : 1) * sizeof(fb_triplet_t));
-    for (int r = 0; r < size; r++) {
-        for (int i = 0; i < infos[r].n_cells; i++) {
-            const fb_cell_out_t *c = &cells[cell_displs[r] + i];
+    for (int r = 0, k = 0; r < size; r++) {
+        for (int i = 0; i < infos[r].n_cells; i++, k++) {
+            const fb_cell_out_t *c = &cells[k];
             int out = c->layer == FB_L_P2P ? 0 : c->layer == FB_L_COLL ? 2 : 1;
             int from_peer = c->layer == FB_L_RMA_FROM;
             if (!t[out])
@@ -694,8 +904,7 @@ static FILE *fb_create_private(const char *path, char *tmp, size_t len)
 
 /* Rank 0: the profile is written whole under a private temporary name in the target's
  * folder, then renamed into place, so no half-written (or foreign) file ever stands at path. */
-static void fb_write_profile(const char *path, const fb_rank_info_t *infos, const fb_entry_t *entries,
-                             const fb_cell_out_t *cells, const int *cell_index)
+static void fb_write_profile(const char *path, const fb_gathered_t *g)
 {
     char tmp[4096];
     FILE *f = fb_create_private(path, tmp, sizeof tmp);
@@ -704,7 +913,7 @@ static void fb_write_profile(const char *path, const fb_rank_info_t *infos, cons
                 strerror(errno));
         return;
     }
-    fb_write_json(f, infos, entries, cells, cell_index);
+    fb_write_json(f, g);
     int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
     int saved = errno;
     if (fclose(f) != 0 || bad) {
@@ -714,6 +923,120 @@ static void fb_write_profile(const char *path, const fb_rank_info_t *infos, cons
         fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s\n", path, strerror(errno));
         unlink(tmp);
     }
+}
+
+/* Gathers each rank's n items of elem bytes to rank 0 (all ranks call it); rank 0 reads
+ * each rank's n at offset `field` of its rank info. Returns rank 0's array (NULL
+ * elsewhere); *ok turns 0 at rank 0 when memory runs out. */
+static void *fb_gather_parts(const void *mine, int32_t n, size_t elem, const fb_rank_info_t *infos, size_t field, int *ok)
+{
+    int size = fb.world_size;
+    int *counts = NULL, *displs = NULL;
+    char *all = NULL;
+    if (fb.world_rank == 0 && infos) {
+        counts = malloc((size_t)size * sizeof(int));
+        displs = malloc((size_t)size * sizeof(int));
+        size_t total = 0;
+        for (int r = 0; counts && displs && r < size; r++) {
+            int32_t nr;
+            memcpy(&nr, (const char *)&infos[r] + field, sizeof nr);
+            counts[r] = nr * (int)elem;
+            displs[r] = (int)(total * elem);
+            total += (size_t)nr;
+        }
+        all = malloc((total ? total : 1) * elem);
+        if (!counts || !displs || !all)
+            *ok = 0;
+    }
+    PMPI_Gatherv(mine, n * (int)elem, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    free(counts);
+    free(displs);
+    return all;
+}
+
+/* Call sites: each return address becomes (module, address in the module's ELF file) so
+ * that it can be named after the run (addr2line), and the nearest dynamic symbol. */
+static fb_module_t fb_modules_out[FB_NMODULES];
+
+static int fb_module_index(const char *path, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(fb_modules_out[i].path, path) == 0)
+            return i;
+    if (*n >= FB_NMODULES)
+        return -1;
+    snprintf(fb_modules_out[*n].path, FB_PATH, "%s", path);
+    return (*n)++;
+}
+
+static fb_site_out_t *fb_sites_out(fb_rank_info_t *me, double tick_seconds)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < FB_NSITES; i++)
+        used += fb.sites[i].key != 0;
+    fb_site_out_t *out = calloc(used ? used : 1, sizeof *out);
+    char exe[FB_PATH] = "";
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    int nmod = 0;
+    size_t k = 0;
+    for (size_t i = 0; out && i < FB_NSITES; i++) {
+        const fb_site_t *s = &fb.sites[i];
+        if (!s->key)
+            continue;
+        uintptr_t ra = (uintptr_t)(s->key & ((1ull << 48) - 1));
+        fb_site_out_t *o = &out[k++];
+        *o = (fb_site_out_t){(int32_t)(s->key >> 48) - 1, -1, ra, s->count, s->bytes,
+                             (double)s->ticks * tick_seconds, (double)~s->nmin * tick_seconds,
+                             (double)s->max * tick_seconds, ""};
+        Dl_info info;
+        struct link_map *lm = NULL;
+        if (dladdr1((void *)ra, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+            /* The main program's link map has an empty name. */
+            const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : exe;
+            o->module = fb_module_index(path, &nmod);
+            o->addr = ra - (uintptr_t)lm->l_addr;
+            if (info.dli_sname)
+                snprintf(o->symbol, sizeof o->symbol, "%s+0x%lx", info.dli_sname,
+                         (unsigned long)(ra - (uintptr_t)info.dli_saddr));
+        }
+    }
+    me->n_sites = out ? (int32_t)k : 0;
+    me->n_modules = nmod;
+    me->sites_dropped = fb.sites_dropped;
+    return out;
+}
+
+/* The windows that cover the run (grown, if need be, to reach its end). */
+static fb_window_out_t *fb_windows_out(fb_rank_info_t *me, uint64_t end_tick, double tick_seconds)
+{
+    uint64_t rel = end_tick > fb.win_origin ? end_tick - fb.win_origin : 0;
+    fb_window_grow(rel);
+    size_t nwin = (size_t)(rel >> fb.win_shift) + 1, used = 0;
+    for (size_t i = 0; i < (size_t)FB_NWIN * FB_NCALLS; i++)
+        used += fb.windows[i].count != 0 || fb.windows[i].ticks != 0;
+    fb_window_out_t *out = malloc((used ? used : 1) * sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; out && i < (size_t)FB_NWIN * FB_NCALLS; i++) {
+        const fb_wcell_t *c = &fb.windows[i];
+        if (c->count || c->ticks)
+            out[k++] = (fb_window_out_t){(int32_t)(i / FB_NCALLS), (int32_t)(i % FB_NCALLS), c->count, c->bytes,
+                                         c->bins, (double)c->ticks * tick_seconds};
+    }
+    me->n_wentries = out ? (int32_t)k : 0;
+    me->n_windows = (int32_t)nwin;
+    me->window_s = (double)(1ull << fb.win_shift) * tick_seconds;
+    return out;
+}
+
+static void fb_marks_out(fb_rank_info_t *me, double tick_seconds)
+{
+    int n = fb_nmarks < FB_NMARKS ? fb_nmarks : FB_NMARKS;
+    for (int i = 0; i < n; i++) {
+        me->mark_time[i] = (double)(fb_marks[i].tick - fb.init_tick) * tick_seconds;
+        me->mark_level[i] = fb_marks[i].level;
+    }
+    me->n_marks = n;
 }
 
 void fb_finalize(void)
@@ -766,8 +1089,12 @@ void fb_finalize(void)
     }
     me.n_entries = mine ? (int32_t)k : 0;
     me.nthreads = fb.nthreads;
-    for (int t = 0; t < FB_MAX_THREADS && t < fb.nthreads; t++)
+    for (int t = 0; t < FB_MAX_THREADS && t < fb.nthreads; t++) {
         me.thread_time[t] = (double)fb_thread_slots[t].ticks * tick_seconds;
+        me.thread_calls[t] = fb_thread_slots[t].calls;
+        me.thread_main[t] = (int8_t)fb_thread_slots[t].main;
+        me.thread_outside[t] = (int8_t)fb_thread_slots[t].outside_level;
+    }
     /* Calls of one thread never overlap, nor do those of threads that MPI serializes; with
      * MPI_THREAD_MULTIPLE the time any thread was inside MPI counts once. Never more than
      * the run: what the clocks' disagreement could add is cut off (and said). */
@@ -788,49 +1115,36 @@ void fb_finalize(void)
                                            fb.matrix[i].msgs, fb.matrix[i].bytes};
     me.n_cells = mycells ? (int32_t)k : 0;
 
+    fb_site_out_t *mysites = fb_sites_out(&me, tick_seconds);
+    fb_module_t *mymodules = fb_modules_out;
+    fb_window_out_t *mywindows = fb_windows_out(&me, end_tick, tick_seconds);
+    fb_marks_out(&me, tick_seconds);
+    for (int c = 0; c < FB_NCALLS; c++)
+        me.before_init[c] = fb.before_init[c];
+
     /* Every rank is inside MPI_Finalize now; only here does the profiler communicate. */
-    fb_rank_info_t *infos = rank == 0 ? malloc((size_t)size * sizeof *infos) : NULL;
-    PMPI_Gather(&me, (int)sizeof me, MPI_BYTE, infos, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    fb_gathered_t g = {0};
+    g.infos = rank == 0 ? malloc((size_t)size * sizeof *g.infos) : NULL;
+    PMPI_Gather(&me, (int)sizeof me, MPI_BYTE, g.infos, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    int ok = rank != 0 || g.infos != NULL;
+    g.entries = fb_gather_parts(mine, me.n_entries, sizeof *mine, g.infos, offsetof(fb_rank_info_t, n_entries), &ok);
+    g.cells = fb_gather_parts(mycells, me.n_cells, sizeof *mycells, g.infos, offsetof(fb_rank_info_t, n_cells), &ok);
+    g.sites = fb_gather_parts(mysites, me.n_sites, sizeof *mysites, g.infos, offsetof(fb_rank_info_t, n_sites), &ok);
+    g.modules = fb_gather_parts(mymodules, me.n_modules, sizeof *mymodules, g.infos, offsetof(fb_rank_info_t, n_modules), &ok);
+    g.windows = fb_gather_parts(mywindows, me.n_wentries, sizeof *mywindows, g.infos, offsetof(fb_rank_info_t, n_wentries), &ok);
 
-    int *counts = NULL, *displs = NULL, *ccounts = NULL, *cdispls = NULL, *cell_index = NULL;
-    fb_entry_t *entries = NULL;
-    fb_cell_out_t *cells = NULL;
-    if (rank == 0 && infos) {
-        counts = malloc((size_t)size * sizeof(int));
-        displs = malloc((size_t)size * sizeof(int));
-        ccounts = malloc((size_t)size * sizeof(int));
-        cdispls = malloc((size_t)size * sizeof(int));
-        cell_index = malloc((size_t)size * sizeof(int));
-        size_t te = 0, tc = 0;
-        for (int r = 0; r < size; r++) {
-            counts[r] = infos[r].n_entries * (int)sizeof(fb_entry_t);
-            displs[r] = (int)(te * sizeof(fb_entry_t));
-            te += (size_t)infos[r].n_entries;
-            ccounts[r] = infos[r].n_cells * (int)sizeof(fb_cell_out_t);
-            cdispls[r] = (int)(tc * sizeof(fb_cell_out_t));
-            cell_index[r] = (int)tc;
-            tc += (size_t)infos[r].n_cells;
-        }
-        entries = malloc((te ? te : 1) * sizeof *entries);
-        cells = malloc((tc ? tc : 1) * sizeof *cells);
-    }
-    PMPI_Gatherv(mine, me.n_entries * (int)sizeof(fb_entry_t), MPI_BYTE, entries, counts, displs, MPI_BYTE, 0,
-                 MPI_COMM_WORLD);
-    PMPI_Gatherv(mycells, me.n_cells * (int)sizeof(fb_cell_out_t), MPI_BYTE, cells, ccounts, cdispls, MPI_BYTE, 0,
-                 MPI_COMM_WORLD);
-
-    if (rank == 0 && infos && entries && cells)
-        fb_write_profile(fb_profile_path(), infos, entries, cells, cell_index);
+    if (rank == 0 && ok)
+        fb_write_profile(fb_profile_path(), &g);
     free(mine);
     free(mycells);
-    free(infos);
-    free(counts);
-    free(displs);
-    free(ccounts);
-    free(cdispls);
-    free(cell_index);
-    free(entries);
-    free(cells);
+    free(mysites);
+    free(mywindows);
+    free(g.infos);
+    free(g.entries);
+    free(g.cells);
+    free(g.sites);
+    free(g.modules);
+    free(g.windows);
     PMPI_Comm_free_keyval(&fb.comm_keyval);
     PMPI_Win_free_keyval(&fb.win_keyval);
 }

@@ -33,6 +33,19 @@
 /* Threads whose MPI time is kept apart; any later thread shares the last slot. */
 #define FB_MAX_THREADS 64
 
+/* Call sites (call, caller's return address): a fixed open-addressing table per rank. A
+ * site that finds no free slot within FB_SITE_PROBES is counted in sites_dropped only. */
+#define FB_NSITES 4096 /* power of two */
+#define FB_SITE_PROBES 8
+
+/* Time windows: FB_NWIN windows of 2^win_shift ticks each, per call. When a call ends past
+ * the last window, pairs of windows merge and the length doubles: memory stays fixed. */
+#define FB_NWIN 256
+#define FB_WIN_SHIFT0 20 /* first window length: 2^20 ticks (about 0.4 ms of TSC, 1 ms of ns) */
+
+/* MPI_Pcontrol calls kept per rank (the phase boundaries the program marks). */
+#define FB_NMARKS 256
+
 /* Communication-matrix layers kept per rank (one row: this rank -> peer). */
 enum { FB_L_P2P = 0, FB_L_RMA_TO = 1, FB_L_RMA_FROM = 2, FB_L_COLL = 3, FB_NLAYERS = 4 };
 
@@ -44,10 +57,28 @@ typedef struct {
     uint64_t msgs, bytes;
 } fb_cell_t;
 
+/* A call site: key = return address | (call id + 1) << 48 (0: free). nmin is the bitwise
+ * NOT of the shortest call, so that a zeroed slot needs no set-up. */
+typedef struct {
+    uint64_t key, count, ticks, bytes, nmin, max;
+} fb_site_t;
+
+/* One call in one time window; bins has bit b set when a call of size bin b was seen. */
+typedef struct {
+    uint64_t ticks, bytes, bins, count;
+} fb_wcell_t;
+
+typedef struct {
+    uint64_t tick;
+    int level;
+} fb_mark_t;
+
 /* One thread's MPI time: written by that thread only (by several when shared). */
 typedef struct {
-    uint64_t ticks;
+    uint64_t ticks, calls;
     int shared;
+    int main;           /* the thread that called MPI_Init */
+    int outside_level;  /* not the main thread, under MPI_THREAD_SINGLE or FUNNELED */
 } __attribute__((aligned(64))) fb_thread_t;
 
 /* A communicator (or window) whose ranks were mapped to world ranks. */
@@ -75,11 +106,24 @@ typedef struct {
     struct timespec init_ts;
     fb_thread_t *threads;      /* [FB_MAX_THREADS] */
     int nthreads;              /* threads that have called MPI (may exceed FB_MAX_THREADS) */
+    fb_site_t *sites;          /* [FB_NSITES] */
+    uint64_t sites_dropped;    /* calls whose site found no slot */
+    fb_wcell_t *windows;       /* [FB_NWIN][FB_NCALLS] */
+    uint64_t win_origin;       /* tick at which window 0 starts (MPI_Init) */
+    unsigned win_shift;        /* a window is 2^win_shift ticks */
+    uint64_t before_init[FB_NCALLS]; /* calls made before MPI_Init (counted, not timed) */
 } fb_state_t;
+
+/* The call being recorded by this thread: where it was called from, when it started. */
+typedef struct {
+    void *ra;
+    uint64_t t0;
+} fb_current_t;
 
 extern FB_HIDDEN fb_state_t fb;
 extern FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
 extern FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
+extern FB_HIDDEN _Thread_local fb_current_t fb_cur __attribute__((tls_model("initial-exec")));
 
 /* Lifecycle and slow paths (fbprof.c). */
 FB_HIDDEN void fb_init(void);
@@ -97,6 +141,8 @@ FB_HIDDEN void fb_fortran_missing(const char *symbol) __attribute__((noreturn));
 FB_HIDDEN fb_thread_t *fb_thread_claim(void);
 FB_HIDDEN void fb_busy_enter(void);
 FB_HIDDEN void fb_busy_leave(void);
+FB_HIDDEN void fb_before_init(int id);
+FB_HIDDEN void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin);
 
 /* ---------------------------------------------------------------- timing */
 
@@ -116,15 +162,26 @@ static inline uint64_t fb_now(void)
  * counted twice). With MPI_THREAD_MULTIPLE, threads can be inside MPI at the same time,
  * so the rank's MPI time is then the time during which any of them was (fb_busy_*),
  * not the sum of the calls. */
-static inline int fb_enter(void)
+static inline int fb_enter(int id, void *ra)
 {
     if (FB_LIKELY(fb.on) && FB_LIKELY(fb_depth == 0)) {
         fb_depth = 1;
+        fb_cur.ra = ra;
         if (FB_UNLIKELY(fb.threaded))
             fb_busy_enter();
         return 1;
     }
+    if (FB_UNLIKELY(!fb.initialized) && fb_depth == 0)
+        fb_before_init(id);
     return 0;
+}
+
+/* The start of the call being recorded (the wrapper's clock and the time windows'). */
+static inline uint64_t fb_start(void)
+{
+    uint64_t t = fb_now();
+    fb_cur.t0 = t;
+    return t;
 }
 
 static inline void fb_leave(void)
@@ -141,14 +198,87 @@ static inline unsigned fb_bin(uint64_t bytes)
     return bytes ? 64u - (unsigned)__builtin_clzll(bytes) : 0u;
 }
 
+static inline void fb_add(uint64_t *p, uint64_t v)
+{
+    if (FB_LIKELY(!fb.threaded))
+        *p += v;
+    else
+        __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static inline void fb_atomic_max(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+/* The call's site: its slot (claimed on first use) gets count, time and bytes. */
+static inline void fb_site_add(int id, uint64_t dt, uint64_t bytes)
+{
+    uint64_t key = (uint64_t)(uintptr_t)fb_cur.ra | ((uint64_t)(id + 1) << 48);
+    unsigned h = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits: FB_NSITES */
+    for (unsigned p = 0; p < FB_SITE_PROBES; p++) {
+        fb_site_t *s = &fb.sites[(h + p) & (FB_NSITES - 1)];
+        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
+        if (FB_UNLIKELY(k != key)) {
+            if (k != 0)
+                continue;
+            if (!fb.threaded)
+                s->key = key;
+            else if (!__atomic_compare_exchange_n(&s->key, &k, key, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) && k != key)
+                continue;
+        }
+        fb_add(&s->count, 1);
+        fb_add(&s->ticks, dt);
+        fb_add(&s->bytes, bytes);
+        if (FB_LIKELY(!fb.threaded)) {
+            if (~dt > s->nmin) s->nmin = ~dt;
+            if (dt > s->max) s->max = dt;
+        } else {
+            fb_atomic_max(&s->nmin, ~dt);
+            fb_atomic_max(&s->max, dt);
+        }
+        return;
+    }
+    fb_add(&fb.sites_dropped, 1);
+}
+
+/* The call's time window (the one it started in); a call that runs into later windows
+ * spreads its time over them (fb_window_spread, also when the windows must grow). */
+static inline void fb_window_add(int id, uint64_t dt, uint64_t bytes, unsigned bin)
+{
+    uint64_t t0 = fb_cur.t0;
+    uint64_t rel = t0 > fb.win_origin ? t0 - fb.win_origin : 0;
+    uint64_t w = rel >> fb.win_shift;
+    if (FB_UNLIKELY(w != (rel + dt) >> fb.win_shift || w >= FB_NWIN)) {
+        fb_window_spread(id, rel, dt, bytes, bin);
+        return;
+    }
+    fb_wcell_t *c = &fb.windows[w * FB_NCALLS + (unsigned)id];
+    uint64_t bit = 1ull << (bin < 63 ? bin : 63);
+    fb_add(&c->count, 1);
+    fb_add(&c->ticks, dt);
+    fb_add(&c->bytes, bytes);
+    if (FB_LIKELY(!fb.threaded))
+        c->bins |= bit;
+    else
+        __atomic_fetch_or(&c->bins, bit, __ATOMIC_RELAXED);
+}
+
 static inline void fb_record(int id, uint64_t dt, uint64_t bytes)
 {
     fb_thread_t *me = FB_LIKELY(fb_self != NULL) ? fb_self : fb_thread_claim();
-    if (FB_LIKELY(!me->shared))
+    if (FB_LIKELY(!me->shared)) {
         me->ticks += dt;
-    else
+        me->calls++;
+    } else {
         __atomic_fetch_add(&me->ticks, dt, __ATOMIC_RELAXED);
-    fb_stat_t *s = &fb.stats[(unsigned)id * FB_NBINS + fb_bin(bytes)];
+        __atomic_fetch_add(&me->calls, 1, __ATOMIC_RELAXED);
+    }
+    unsigned bin = fb_bin(bytes);
+    fb_site_add(id, dt, bytes);
+    fb_window_add(id, dt, bytes, bin);
+    fb_stat_t *s = &fb.stats[(unsigned)id * FB_NBINS + bin];
     if (FB_LIKELY(!fb.threaded)) {
         s->count++;
         s->ticks += dt;
@@ -265,6 +395,13 @@ static inline void fb_rec_send(int id, uint64_t dt, int is_f, int count, MPI_Dat
 }
 
 static inline void fb_rec_recv(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
+{
+    FB_UNUSED(is_f);
+    fb_record(id, dt, fb_bytes(count, type));
+}
+
+/* MPI-IO reads and writes: count x type of the buffer. */
+static inline void fb_rec_io(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
 {
     FB_UNUSED(is_f);
     fb_record(id, dt, fb_bytes(count, type));

@@ -6,8 +6,13 @@ usage: gen_wrappers.py TABLE OUT_DIR
 Writes OUT_DIR/fb_calls.h (call ids and names) and OUT_DIR/fb_wrappers.c: for every
 call a C wrapper (MPI_X -> PMPI_X) and two Fortran wrapper families from the same
 line: mpif.h / ``use mpi`` (mpi_x_, mpi_x__, mpi_x, MPI_X -> pmpi_x_) and Open MPI's
-``use mpi_f08`` (mpi_x_f08_ -> pmpi_x_f08_). A wrapper times the PMPI call and hands
-the arguments that play a role to the template of its KIND (fb_rec_KIND in fbprof.h).
+``use mpi_f08`` (mpi_x_f08_ -> pmpi_x_f08_). A wrapper notes its caller's return address
+(the call site), times the PMPI call and hands the arguments that play a role to the
+template of its KIND (fb_rec_KIND in fbprof.h).
+
+A line starting with ``?MACRO`` is compiled only where mpi.h / mpi-ext.h define MACRO
+(an MPI's extension, such as Open MPI's MPIX_ persistent collectives) and gets a C
+wrapper only.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ KINDS: Dict[str, List[str]] = {
     "bcast": ["count", "type", "root", "comm"],
     "reduce": ["count", "type", "root", "comm"],
     "reduction": ["count", "type"],
+    "io": ["count", "type"],
     "redscat": ["rcounts", "type", "comm"],
     "gather": ["sbuf", "scount", "stype", "rcount", "rtype", "root", "comm"],
     "gatherv": ["sbuf", "scount", "stype", "rcounts", "rtype", "root", "comm"],
@@ -70,7 +76,7 @@ C_TYPE.update({r: "int" for r in INT_ROLES})
 OUT_POINTER_ROLES = {"req", "newcomm", "newwin"}  # C argument is a pointer to the handle
 ARRAY_ROLES = {"scounts", "rcounts"}
 OPAQUE_ROLES = {"stypes", "rtypes", "reqs", "sbuf", "rbuf"}
-DOC_ROLES = {"tag", "src", "conly"}
+DOC_ROLES = {"tag", "src", "conly", "str"}  # str: a CHARACTER argument in Fortran
 ALL_ROLES = INT_ROLES | set(HANDLE_F2C) | ARRAY_ROLES | OPAQUE_ROLES | DOC_ROLES
 
 
@@ -92,6 +98,7 @@ class Call:
     args: List[Arg]
     varargs: bool
     lineno: int
+    guard: Optional[str] = None  # compiled only if this macro is defined
     by_role: Dict[str, Arg] = field(default_factory=dict)
 
     @property
@@ -107,7 +114,7 @@ class Call:
         return [a for a in self.args if a.role != "conly"]
 
 
-LINE = re.compile(r"^(?P<kind>\w+)\s+(?P<name>MPI_\w+)\s*\((?P<args>.*)\)\s*$")
+LINE = re.compile(r"^(?:\?(?P<guard>\w+)\s+)?(?P<kind>\w+)\s+(?P<name>MPIX?_\w+)\s*\((?P<args>.*)\)\s*$")
 ARG = re.compile(r"^(?P<decl>.*?\b(?P<name>\w+)\s*(?:\[\s*\])?)\s*(?:@(?P<role>\w+))?$")
 
 
@@ -143,7 +150,7 @@ def parse_table(path: Path) -> List[Call]:
             if role and role not in ALL_ROLES:
                 raise TableError(f"{path}:{lineno}: unknown role @{role} on {a['name']}")
             args.append(Arg(a["decl"].strip(), a["name"], role))
-        call = Call(kind, name, args, varargs, lineno)
+        call = Call(kind, name, args, varargs, lineno, m["guard"])
         for arg in args:
             if arg.role and arg.role not in DOC_ROLES:
                 if arg.role in call.by_role:
@@ -231,11 +238,11 @@ def c_wrapper(call: Call) -> str:
     before, exprs = record_plan(call, fortran=False)
     rec_args = ", ".join([call.ident, "fb_dt", "0"] + exprs)
     lines = [head.rstrip("\n"),
-             "    if (!fb_enter())",
+             f"    if (!fb_enter({call.ident}, __builtin_return_address(0)))",
              f"        return P{call.name}({names});"]
     lines += before
     lines += [
-        "    uint64_t fb_t0 = fb_now();",
+        "    uint64_t fb_t0 = fb_start();",
         f"    int fb_rc = P{call.name}({names});",
         "    uint64_t fb_dt = fb_now() - fb_t0;",
         "    fb_leave();",
@@ -256,8 +263,11 @@ def fortran_wrappers(call: Call, family: str) -> str:
     has_ierr = call.kind != "pcontrol"
     if has_ierr:
         params.append("MPI_Fint *ierr")
+    # gfortran passes the length of each CHARACTER argument after all the others.
+    lengths = [f"fb_len_{a.name}" for a in fargs if a.role == "str"]
+    params += [f"size_t {n}" for n in lengths]
     plist = ", ".join(params) if params else "void"
-    names = [a.name for a in fargs] + (["ierr"] if has_ierr else [])
+    names = [a.name for a in fargs] + (["ierr"] if has_ierr else []) + lengths
     args = ", ".join(names)
     if family == "f77":
         real = f"p{call.lower}_"
@@ -280,9 +290,10 @@ def fortran_wrappers(call: Call, family: str) -> str:
     else:
         before, exprs = record_plan(call, fortran=True)
         rec_args = ", ".join([call.ident, "fb_dt", "1"] + exprs)
-        out += ["    if (!fb_enter()) {", f"        {real}({args});", "        return;", "    }"]
+        out += [f"    if (!fb_enter({call.ident}, __builtin_return_address(0))) {{", f"        {real}({args});",
+                "        return;", "    }"]
         out += before
-        out += ["    uint64_t fb_t0 = fb_now();",
+        out += ["    uint64_t fb_t0 = fb_start();",
                 f"    {real}({args});",
                 "    uint64_t fb_dt = fb_now() - fb_t0;",
                 "    fb_leave();",
@@ -309,18 +320,26 @@ def calls_header(calls: List[Call]) -> str:
     return "\n".join(out)
 
 
+def guarded(call: Call, text: str) -> str:
+    return f"#if defined({call.guard})\n{text}#endif\n" if call.guard else text
+
+
 def wrappers_source(calls: List[Call]) -> str:
     recorded = [c for c in calls if c.kind not in SPECIAL_KINDS]
-    out = [HEADER, '#include "fbprof.h"', "",
+    out = [HEADER, '#include "fbprof.h"',
+           "#if defined(OPEN_MPI) && OPEN_MPI",
+           "#include <mpi-ext.h> /* MPIX_ extensions, named by ?OMPI_HAVE_MPI_EXT_* lines */",
+           "#endif", "",
            "_Static_assert(sizeof(MPI_Fint) == sizeof(int), \"Fortran INTEGER arrays are read as int\");", "",
            "const char *const fb_call_names[FB_NCALLS] = {"]
     out += [f'    "{c.name}",' for c in recorded]
     out += ["};", "", "/* ---------------- C bindings ---------------- */", ""]
-    out += [c_wrapper(c) for c in calls]
+    out += [guarded(c, c_wrapper(c)) for c in calls]
+    fortran = [c for c in calls if not c.guard]
     out += ["/* ---------------- Fortran: mpif.h and use mpi ---------------- */", ""]
-    out += [fortran_wrappers(c, "f77") for c in calls]
+    out += [fortran_wrappers(c, "f77") for c in fortran]
     out += ["/* ---------------- Fortran: use mpi_f08 (Open MPI naming) ---------------- */", ""]
-    out += [fortran_wrappers(c, "f08") for c in calls]
+    out += [fortran_wrappers(c, "f08") for c in fortran]
     return "\n".join(out)
 
 

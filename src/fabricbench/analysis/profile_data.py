@@ -124,6 +124,10 @@ def _check(data: Any) -> Optional[str]:
         if not all(_is_num(v) and v >= 0 for v in (t, tmin, tmax)):
             return f"calls[{i}]: times must be non-negative numbers"
 
+    problem = _check_sites_and_windows(data, ranks)
+    if problem:
+        return problem
+
     matrix = data.get("matrix")
     if not isinstance(matrix, dict):
         return "'matrix' is missing"
@@ -136,6 +140,27 @@ def _check(data: Any) -> Optional[str]:
                 return f"matrix.{layer}[{i}] is not [src, dst, messages, bytes]"
             if cell[0] >= ranks or cell[1] >= ranks:
                 return f"matrix.{layer}[{i}] names a rank outside 0..{ranks - 1}"
+    return None
+
+
+def _check_sites_and_windows(data: Dict[str, Any], ranks: int) -> Optional[str]:
+    """The call-site and time-window tables of libfabricbench-prof (absent in older profiles;
+    an mpiP import has its own call-site dicts and no columns)."""
+    if "callsite_columns" in data:
+        for i, row in enumerate(data.get("callsites") or []):
+            if not (isinstance(row, list) and len(row) == 10 and _is_int(row[0]) and 0 <= row[0] < ranks
+                    and isinstance(row[1], str) and _is_int(row[2]) and _is_int(row[3])
+                    and all(_is_num(v) and v >= 0 for v in row[5:])):
+                return f"callsites[{i}] is not [rank, call, module, address, symbol, count, bytes, time, min, max]"
+    if "window_columns" in data:
+        for r in data["rank_info"]:
+            if not _is_num(r.get("window_s")) or r["window_s"] <= 0:
+                return f"rank_info[{r['rank']}].window_s is not a positive number"
+        for i, row in enumerate(data.get("windows") or []):
+            if not (isinstance(row, list) and len(row) == 7 and _is_int(row[0]) and 0 <= row[0] < ranks
+                    and _is_int(row[1]) and row[1] >= 0 and isinstance(row[2], str)
+                    and all(_is_num(v) and v >= 0 for v in row[3:])):
+                return f"windows[{i}] is not [rank, window, call, count, bytes, time, bins]"
     return None
 
 

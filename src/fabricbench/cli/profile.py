@@ -61,10 +61,17 @@ def profile(state, label, tags, timeout, keep, command):
 @main.command("show-profile")
 @click.argument("run_ref", metavar="RUN")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="How many calls and talkers to list.")
+@click.option("--by", "by", type=click.Choice(["call", "callsite"]), default="call", show_default=True,
+              help="Group MPI time by call, or by call site (function, file and line of the caller).")
+@click.option("--phases", is_flag=True, help="Split the run into phases where the mix of calls changes (or at "
+              "the program's MPI_Pcontrol calls) and list each one.")
 @json_option
 @pass_state
-def show_profile(state, run_ref, top, as_json):
-    """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers."""
+def show_profile(state, run_ref, top, by, phases, as_json):
+    """Where a profiled program's time went in MPI: share of wall time, top calls, imbalance, talkers.
+
+    --by callsite says where in the program (mpiP's call-site view); --phases says when.
+    """
     from fabricbench.analysis import profile as prof
 
     store = state.read(run_ref)
@@ -74,7 +81,19 @@ def show_profile(state, run_ref, top, as_json):
         raise UsageError(f"run {run.id} is a {run.kind} run, not a profile (see 'fabricbench runs --kind profile')")
     s = prof.summarize(data, top=top, talkers=top)
     if as_json:
-        print_json({"run": run.to_dict(), "summary": s})
+        out = {"run": run.to_dict(), "summary": s}
+        if by == "callsite":
+            from fabricbench.analysis.profile_sites import callsites
+
+            out["callsites"] = callsites(data, top=top)
+        if phases:
+            from fabricbench.analysis.profile_phases import phases as find_phases
+
+            out["phases"] = find_phases(data)
+        print_json(out)
+        return
+    if by == "callsite" or phases:
+        _show_sites_or_phases(run, data, s, top, by == "callsite", phases)
         return
     if run.label or run.tags:
         console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}",
@@ -97,6 +116,31 @@ def show_profile(state, run_ref, top, as_json):
         console.print(_table(prof.TALKER_HEADERS, prof.talker_rows(s), "rrrrl"))
     else:
         console.print("No point-to-point, one-sided or collective traffic between ranks was recorded.")
+
+
+def _show_sites_or_phases(run, data, s, top: int, sites: bool, phases: bool) -> None:
+    from fabricbench.analysis import profile as prof
+
+    console.print(f"run {run.id} {run.label or ''}".rstrip(), highlight=False, markup=False)
+    for line in prof.head_lines(s):
+        console.print(line, highlight=False, markup=False)
+    if sites:
+        from fabricbench.analysis.profile_sites import SITE_HEADERS, callsites, site_note, site_rows
+
+        cs = callsites(data, top=top)
+        console.print("\nMPI time by call site (summed over ranks; COV: spread of the site's time over its ranks):",
+                      highlight=False, markup=False)
+        if cs["sites"]:
+            console.print(_table(SITE_HEADERS, site_rows(cs), "rllrrrrrrrr"))
+        note = site_note(cs)
+        if note:
+            console.print(note, highlight=False, markup=False)
+    if phases:
+        from fabricbench.analysis.profile_phases import phase_lines, phases as find_phases
+
+        console.print("")
+        for line in phase_lines(find_phases(data)):
+            console.print(line, highlight=False, markup=False)
 
 
 def _table(headers, rows, aligns: str) -> Table:

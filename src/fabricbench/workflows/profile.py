@@ -5,6 +5,10 @@ For Open MPI's mpirun the library and the profile path are handed to the ranks w
 a local run would also inherit them from the environment, remote orteds would not). For
 MPICH's Hydra ``-genv`` does the same. Any other command (srun, a script, a singleton
 ``./app``) gets LD_PRELOAD and FABRICBENCH_PROFILE in its environment.
+
+After the run, ``resolve_callsites`` names each call site (module + address the profiler
+wrote) as function, file and line with ``addr2line`` where the module has symbols and
+debug information, and adds the names to the profile as ``callsite_names``.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
 from fabricbench.launch.failure import explain_exit
-from fabricbench.launch.procs import INHERIT, Job
+from fabricbench.launch.procs import INHERIT, Job, run_short
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
                 "mpirun.mpich", "mpiexec.mpich"}
@@ -116,6 +120,54 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         profile = load_profile(path)
     except ProfileError as exc:
         return ProfiledRun(rc, None, f"the profile is unusable: {exc}")
+    resolve_callsites(profile)
     if rc != 0:
         return ProfiledRun(rc, profile, f"profile written to {path}, but {explain_exit(rc, stderr_text)}")
     return ProfiledRun(rc, profile, f"profile written to {path}")
+
+
+ADDR2LINE_BATCH = 2000
+
+
+def _addr2line(module: str, addresses: List[int]) -> List[Tuple[str, str, int]]:
+    """(function, file, line) per address ('' / 0 where addr2line knows nothing)."""
+    out: List[Tuple[str, str, int]] = []
+    for i in range(0, len(addresses), ADDR2LINE_BATCH):
+        chunk = addresses[i:i + ADDR2LINE_BATCH]
+        # A return address points after the call instruction: the call is one byte before.
+        argv = ["addr2line", "-f", "-C", "-e", module] + [hex(max(a - 1, 0)) for a in chunk]
+        try:
+            done = run_short(argv, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return out + [("", "", 0)] * (len(addresses) - len(out))
+        lines = done.stdout.splitlines() if done.returncode == 0 else []
+        for k in range(len(chunk)):
+            func = lines[2 * k].strip() if 2 * k + 1 < len(lines) else "??"
+            where = lines[2 * k + 1].strip() if 2 * k + 1 < len(lines) else "??:0"
+            file, _, line = where.partition(" ")[0].rpartition(":")
+            func = "" if func == "??" else func
+            file = "" if file in ("??", "") else file
+            out.append((func, file, int(line) if line.isdigit() else 0))
+    return out
+
+
+def resolve_callsites(profile: Dict[str, Any]) -> None:
+    """Add ``callsite_names``: [module, address, function, file, line] per distinct site.
+
+    Resolved on this host, so the modules must be where the ranks ran them (the usual case
+    with a shared file system); a module that is gone or has no symbols keeps empty names,
+    and reports fall back to the dynamic symbol or module+offset.
+    """
+    modules = profile.get("modules") or []
+    wanted: Dict[int, set] = {}
+    for row in profile.get("callsites") or []:
+        module, address = row[2], row[3]
+        if 0 <= module < len(modules):
+            wanted.setdefault(module, set()).add(address)
+    names: List[List[Any]] = []
+    for module, addresses in sorted(wanted.items()):
+        ordered = sorted(addresses)
+        path = modules[module]
+        found = _addr2line(path, ordered) if path and os.path.exists(path) else [("", "", 0)] * len(ordered)
+        names += [[module, a, func, file, line] for a, (func, file, line) in zip(ordered, found)]
+    profile["callsite_names"] = names

@@ -3,10 +3,14 @@
  * that each shows up and that v/w collectives, in-place and intercommunicator variants are
  * sized by the documented rules. */
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 4
 static int rank;
@@ -23,6 +27,142 @@ static void *thread_sends(void *arg)
         }
     }
     return NULL;
+}
+
+/* Environment and communicator queries, datatypes, MPI-IO and persistent collectives:
+ * each wrapped call once (the reads and writes: 4 ints). */
+static void local_calls_types_and_io(void)
+{
+    int flag, v, sub, len, res, n = 0;
+    char name[MPI_MAX_OBJECT_NAME], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    MPI_Initialized(&flag);
+    MPI_Finalized(&flag);
+    MPI_Get_version(&v, &sub);
+    MPI_Get_library_version(lib, &len);
+    MPI_Query_thread(&v);
+    MPI_Is_thread_main(&flag);
+    MPI_Comm c = MPI_COMM_WORLD, parent;
+    MPI_Group g;
+    MPI_Errhandler eh;
+    MPI_Info info;
+    void *attr;
+    MPI_Comm_remote_size(c, &v); /* an error on an intracommunicator: still a call */
+    MPI_Comm_compare(c, MPI_COMM_SELF, &res);
+    MPI_Comm_group(c, &g);
+    MPI_Group_free(&g);
+    MPI_Comm_remote_group(MPI_COMM_SELF, &g); /* an error too */
+    MPI_Comm_test_inter(c, &flag);
+    MPI_Comm_set_name(MPI_COMM_SELF, "self");
+    MPI_Comm_get_name(MPI_COMM_SELF, name, &len);
+    MPI_Comm_get_attr(c, MPI_TAG_UB, &attr, &flag);
+    MPI_Comm_set_attr(MPI_COMM_SELF, MPI_TAG_UB, NULL); /* predefined: an error */
+    MPI_Comm_delete_attr(MPI_COMM_SELF, MPI_TAG_UB);
+    MPI_Comm_get_errhandler(c, &eh);
+    MPI_Comm_set_errhandler(c, eh);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_get_info(c, &info);
+    MPI_Comm_set_info(c, info);
+    MPI_Info_free(&info);
+    MPI_Comm_get_parent(&parent);
+
+    MPI_Datatype t[11];
+    int bl[2] = {1, 1}, di[2] = {0, 2}, sizes[1] = {4}, subs[1] = {2}, starts[1] = {1};
+    MPI_Aint ad[2] = {0, 8};
+    MPI_Datatype two[2] = {MPI_INT, MPI_INT};
+    MPI_Type_contiguous(2, MPI_INT, &t[n++]);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &t[n++]);
+    MPI_Type_create_hvector(2, 1, 8, MPI_INT, &t[n++]);
+    MPI_Type_indexed(2, bl, di, MPI_INT, &t[n++]);
+    MPI_Type_create_hindexed(2, bl, ad, MPI_INT, &t[n++]);
+    MPI_Type_create_indexed_block(2, 1, di, MPI_INT, &t[n++]);
+    MPI_Type_create_struct(2, bl, ad, two, &t[n++]);
+    MPI_Type_create_subarray(1, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &t[n++]);
+    MPI_Type_create_resized(MPI_INT, 0, 8, &t[n++]);
+    MPI_Type_dup(MPI_INT, &t[n++]);
+    MPI_Type_commit(&t[0]);
+    for (int i = 0; i < n; i++)
+        MPI_Type_free(&t[i]);
+
+    /* MPI-IO on a file named after rank 0's pid, in the working directory. */
+    char path[64];
+    int pid = (int)getpid(), buf[4] = {1, 2, 3, 4};
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof path, "fb-coverage-%d.dat", pid);
+    MPI_File fh;
+    MPI_Offset off;
+    MPI_Request rq[6];
+    MPI_Status st;
+    MPI_File_open(c, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    MPI_File_set_size(fh, 0);
+    MPI_File_preallocate(fh, 1024);
+    MPI_File_get_size(fh, &off);
+    MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    MPI_File_seek(fh, 16 * rank, MPI_SEEK_SET);
+    MPI_File_get_position(fh, &off);
+    MPI_File_write(fh, buf, 4, MPI_INT, &st);
+    MPI_File_read(fh, buf, 4, MPI_INT, &st);
+    MPI_File_write_all(fh, buf, 4, MPI_INT, &st);
+    MPI_File_read_all(fh, buf, 4, MPI_INT, &st);
+    MPI_File_write_at(fh, 16 * rank, buf, 4, MPI_INT, &st);
+    MPI_File_read_at(fh, 16 * rank, buf, 4, MPI_INT, &st);
+    MPI_File_write_at_all(fh, 16 * rank, buf, 4, MPI_INT, &st);
+    MPI_File_read_at_all(fh, 16 * rank, buf, 4, MPI_INT, &st);
+    MPI_File_iwrite(fh, buf, 4, MPI_INT, &rq[0]);
+    MPI_File_iread(fh, buf, 4, MPI_INT, &rq[1]);
+    MPI_File_iwrite_at(fh, 0, buf, 4, MPI_INT, &rq[2]);
+    MPI_File_iread_at(fh, 0, buf, 4, MPI_INT, &rq[3]);
+    MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+    MPI_File_iwrite_all(fh, buf, 4, MPI_INT, &rq[4]);
+    MPI_Wait(&rq[4], MPI_STATUS_IGNORE);
+    MPI_File_iread_all(fh, buf, 4, MPI_INT, &rq[5]);
+    MPI_Wait(&rq[5], MPI_STATUS_IGNORE);
+    MPI_File_write_shared(fh, buf, 4, MPI_INT, &st);
+    MPI_File_read_shared(fh, buf, 4, MPI_INT, &st);
+    MPI_File_write_ordered(fh, buf, 4, MPI_INT, &st);
+    MPI_File_read_ordered(fh, buf, 4, MPI_INT, &st);
+    MPI_File_sync(fh);
+    MPI_File_close(&fh);
+    MPI_Barrier(c);
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+    /* MPI-4 persistent collectives (Open MPI's MPIX_ names): each set up and freed once. */
+    int cnt[N] = {1, 1, 1, 1}, dsp[N] = {0, 1, 2, 3}, nb[2] = {1, 1};
+    MPI_Aint nbd[2] = {0, 4};
+    MPI_Datatype ty[N] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+    int sb[N] = {0}, rb[N];
+    int dims[1] = {N}, per[1] = {1};
+    MPI_Comm cart;
+    MPI_Cart_create(c, 1, dims, per, 0, &cart);
+    MPI_Request p[23];
+    int k = 0;
+    MPIX_Allgather_init(sb, 1, MPI_INT, rb, 1, MPI_INT, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Allgatherv_init(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Allreduce_init(sb, rb, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Alltoall_init(sb, 1, MPI_INT, rb, 1, MPI_INT, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Alltoallv_init(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Alltoallw_init(sb, cnt, dsp, ty, rb, cnt, dsp, ty, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Barrier_init(c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Bcast_init(sb, 1, MPI_INT, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Exscan_init(sb, rb, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Gather_init(sb, 1, MPI_INT, rb, 1, MPI_INT, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Gatherv_init(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Reduce_init(sb, rb, 1, MPI_INT, MPI_SUM, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Reduce_scatter_init(sb, rb, cnt, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Reduce_scatter_block_init(sb, rb, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Scan_init(sb, rb, 1, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Scatter_init(sb, 1, MPI_INT, rb, 1, MPI_INT, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Scatterv_init(sb, cnt, dsp, MPI_INT, rb, 1, MPI_INT, 0, c, MPI_INFO_NULL, &p[k++]);
+    MPIX_Neighbor_allgather_init(sb, 1, MPI_INT, rb, 1, MPI_INT, cart, MPI_INFO_NULL, &p[k++]);
+    MPIX_Neighbor_allgatherv_init(sb, 1, MPI_INT, rb, nb, dsp, MPI_INT, cart, MPI_INFO_NULL, &p[k++]);
+    MPIX_Neighbor_alltoall_init(sb, 1, MPI_INT, rb, 1, MPI_INT, cart, MPI_INFO_NULL, &p[k++]);
+    MPIX_Neighbor_alltoallv_init(sb, nb, dsp, MPI_INT, rb, nb, dsp, MPI_INT, cart, MPI_INFO_NULL, &p[k++]);
+    MPIX_Neighbor_alltoallw_init(sb, nb, nbd, ty, rb, nb, nbd, ty, cart, MPI_INFO_NULL, &p[k++]);
+    for (int i = 0; i < k; i++)
+        MPI_Request_free(&p[i]);
+    MPI_Comm_free(&cart);
+#endif
 }
 
 int main(int argc, char **argv)
@@ -267,6 +407,9 @@ int main(int argc, char **argv)
     MPI_Win_free(&shwin);
     MPI_Comm_free(&rev);
     MPI_Comm_free(&dup);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* two queries above fail on purpose */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    local_calls_types_and_io();
     MPI_Finalize();
     return 0;
 }
