@@ -52,6 +52,20 @@ def test_a_failing_program_produces_no_profile_and_says_why(cli, db_path):
     assert open_db(str(db_path)).list_runs() == []
 
 
+@pytest.mark.mpi
+def test_profile_with_a_launcher_starts_the_ranks_itself(cli, db_path):
+    """--launcher/--np: COMMAND is the program alone, started as `run` starts the engine, and the
+    run records the launcher; launch options without --launcher are a usage error."""
+    out = cli("profile", "--launcher", "mpirun", "--np", "2", "--", str(engine_path()), "latency",
+              "--sizes", "0:64", "--iterations", "50").stdout
+    assert "profile stored as run 1" in out
+    run = open_db(str(db_path)).get_run(1)
+    assert run.kind == "profile" and run.ranks == 2 and run.provenance["launcher"] == "mpirun"
+    assert run.command.split()[0].endswith("mpirun")
+    proc = cli("profile", "--np", "2", "--", "true", check=False)
+    assert proc.returncode == 2 and "go with --launcher" in proc.stderr
+
+
 def test_show_profile_of_a_benchmark_run_is_refused(cli, db_path):
     db = open_db(str(db_path))
     db.finish_run(db.create_run(label="not a profile").id, "complete")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -109,6 +110,29 @@ def test_health_through_srun_names_the_degraded_node(slurm_lab):
     text = json.dumps(data)
     assert f"{slurm_lab['name']}-n3" in text
     assert not flagged - {f"{slurm_lab['name']}-n3"}, flagged
+
+
+def test_profile_and_app_run_through_srun(slurm_lab):
+    """The profiler rides srun's exported environment to every rank; an application of the catalogue
+    launches through srun like the engine (skipped without LAMMPS: scripts/install-test-deps.sh apps)."""
+    from fabricbench.native import engine_path
+
+    fb(slurm_lab, "profile", "--launcher", "srun", "--np", "2", "--label", "srun-profile", "--",
+       str(engine_path()), "latency", "--sizes", "1:64", "--iterations", "20")
+    con = sqlite3.connect(slurm_lab["db"])
+    run_id, kind, prov = con.execute("SELECT id, kind, provenance FROM runs WHERE label = 'srun-profile'").fetchone()
+    prov = json.loads(prov)
+    assert kind == "profile" and prov["launcher"] == "srun" and prov["slurm"]["mpi_plugin"] in ("pmix", "pmi2")
+    shown = fb(slurm_lab, "show-profile", str(run_id), "--json").stdout
+    assert "MPI_Send" in shown and "MPI_Recv" in shown, shown[:500]
+    if shutil.which("lmp") is None:
+        pytest.skip("needs the Debian package lammps (scripts/install-test-deps.sh apps)")
+    out = fb(slurm_lab, "app", "run", "lammps-lj", "--np", "2", "--launcher", "srun", "--json")
+    data = json.loads(out.stdout)
+    run = con.execute("SELECT status, provenance FROM runs WHERE id = ?", (data["run"],)).fetchone()
+    assert run[0] == "complete" and json.loads(run[1])["launcher"] == "srun"
+    hosts = {h for (h,) in con.execute("SELECT hostname FROM hosts WHERE run_id = ?", (data["run"],))}
+    assert len(hosts) == 2
 
 
 def jobs(lab):

@@ -54,20 +54,24 @@ def build_layout(np: Optional[int], hostfile, hosts, ppn, mpirun_args) -> Layout
     )
 
 
-def launch_options(f):
-    """The options that say where ranks go; shared by run and the commands that launch."""
-    for opt in reversed(
-        [
-            click.option("--np", "np", type=click.IntRange(min=1), help="Number of ranks (default 2; all nodes for --launcher lab)."),
-            click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Hostfile for the launcher."),
-            click.option("--hosts", help="Comma-separated host names."),
-            click.option("--ppn", type=click.IntRange(min=1), help="Ranks per node."),
-            click.option("--launcher", default="mpirun", show_default=True, help="How ranks start: mpirun, srun, lab."),
-            click.option("--mpirun-args", metavar="ARGS", help='Extra launcher arguments, e.g. "--mca btl tcp,self".'),
-        ]
-    ):
-        f = opt(f)
-    return f
+def launch_options(f=None, *, launcher_default: Optional[str] = "mpirun", launcher_help: str = ""):
+    """The options that say where ranks go; shared by run and the commands that launch.
+    ``@launch_options`` or ``@launch_options(launcher_default=None, launcher_help=...)``."""
+    def decorate(f):
+        for opt in reversed(
+            [
+                click.option("--np", "np", type=click.IntRange(min=1), help="Number of ranks (default 2; all nodes for --launcher lab)."),
+                click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="Hostfile for the launcher."),
+                click.option("--hosts", help="Comma-separated host names."),
+                click.option("--ppn", type=click.IntRange(min=1), help="Ranks per node."),
+                click.option("--launcher", default=launcher_default, show_default=launcher_default is not None,
+                             help=launcher_help or "How ranks start: mpirun, srun, lab."),
+                click.option("--mpirun-args", metavar="ARGS", help='Extra launcher arguments, e.g. "--mca btl tcp,self".'),
+            ]
+        ):
+            f = opt(f)
+        return f
+    return decorate(f) if f is not None else decorate
 
 
 def make_launcher(launcher: str, layout: Layout, default_np: int = 2):

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
+from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
 
 
@@ -22,14 +23,18 @@ class NoProfile(FabricbenchError):
 @tag_option
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop the command after this long.")
 @click.option("--keep", type=click.Path(dir_okay=False), help="Also keep the JSON profile in this file.")
+@launch_options(launcher_default=None, launcher_help="Start the ranks of COMMAND (the program alone) with this "
+                "launcher: mpirun, srun, lab. Without it COMMAND includes its own launcher.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @pass_state
-def profile(state, label, tags, timeout, keep, command):
+def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launcher, mpirun_args, command):
     """Run COMMAND (e.g. -- mpirun -np 4 ./app args) with the MPI profiler and store its profile.
 
     The profiler (libfabricbench-prof.so) is preloaded into every rank; for Open MPI's mpirun
     it is forwarded with -x. The profile is written at MPI_Finalize; if the program fails
-    before that, no profile is produced and the reason is printed.
+    before that, no profile is produced and the reason is printed. With --launcher (and
+    --np, --hosts, ...) COMMAND is the program alone and fabricbench starts its ranks, as
+    `run` does: e.g. `profile --launcher srun --np 4 -- ./app args`.
     """
     from fabricbench.analysis.profile import summarize
     from fabricbench.workflows.profile import run_profiled
@@ -41,14 +46,22 @@ def profile(state, label, tags, timeout, keep, command):
     tag_map = parse_tags(tags)
     if keep:
         check_output(keep)
+    argv, env, launch = list(command), None, None
+    if launcher is not None:
+        chosen = make_launcher(launcher, build_layout(np, hostfile, hosts, ppn, mpirun_args))
+        argv, env, launch = chosen.command(argv), chosen.environment(), {"launcher": chosen.name, **chosen.provenance()}
+    elif np or hostfile or hosts or ppn or mpirun_args:
+        raise UsageError("--np, --hosts, --hostfile, --ppn and --mpirun-args go with --launcher; "
+                         "without it COMMAND carries its own launcher (e.g. -- mpirun -np 4 ./app)")
     store = state.store  # open (and check) the database before spending time on the program
     with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
         guard().remove_on_death(tmp)  # also when fabricbench is SIGKILLed while the program runs
         path = Path(keep).resolve() if keep else Path(tmp) / "profile.json"
-        rc, data, reason = run_profiled(list(command), path, timeout=timeout)
+        rc, data, reason = run_profiled(argv, path, env=env, timeout=timeout)
     if data is None:
         raise NoProfile(reason)
-    run = store_profile(store, data, label=label, tags=tag_map, command=" ".join(shlex.quote(c) for c in command))
+    run = store_profile(store, data, label=label, tags=tag_map, command=" ".join(shlex.quote(c) for c in argv),
+                        launch=launch)
     s = summarize(data)
     console.print(f"profile stored as run [bold]{run.id}[/]: {s['headline']}", highlight=False)
     for c in s["top_calls"][:3]:

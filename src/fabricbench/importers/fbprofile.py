@@ -63,15 +63,20 @@ def store_profile(
     label: Optional[str] = None,
     tags: Optional[Dict[str, str]] = None,
     command: Optional[str] = None,
+    launch: Optional[Dict[str, Any]] = None,
 ) -> Run:
-    """One transaction: the run, its call measurements and the profile artifact."""
+    """One transaction: the run, its call measurements and the profile artifact. ``launch`` is the
+    launcher's provenance when fabricbench started the ranks (``profile --launcher``)."""
+    provenance = profile_provenance(profile)
+    if launch:
+        provenance = {**launch, **provenance}
     return store.save_run(
         profile_measurements(profile),
         kind="profile",
         label=label,
         tags=tags,
         command=command,
-        provenance=profile_provenance(profile),
+        provenance=provenance,
         ranks=profile["ranks"],
         artifacts={"profile": profile},
     )
