@@ -316,14 +316,36 @@ class LineReader:
         for no, text, ended in self._lines:
             self.last_no = no
             if not ended and text.strip():
-                if not self.allow_truncated:
-                    raise self.source.truncated(no, "the last line has no end (the file looks cut off); "
-                                                    "use --allow-truncated to import what is complete")
-                self.truncated_note = f"line {no} was cut off and was dropped"
-                return None
+                return self._cut_off(no)
             self._last = Line(no, text)
             return self._last
         return None
+
+    def _cut_off(self, no: int) -> None:
+        if not self.allow_truncated:
+            raise self.source.truncated(no, "the last line has no end (the file looks cut off); "
+                                            "use --allow-truncated to import what is complete")
+        self.truncated_note = f"line {no} was cut off and was dropped"
+        return None
+
+    def texts(self) -> Iterator[Tuple[int, str]]:
+        """(number, text) of the next lines without a Line each, for loops over millions of rows; ends
+        where ``next`` would return None. A loop that meets a line it does not take gives it back
+        with ``push`` (``back`` does not apply here)."""
+        self._last = None
+        while self._pushed:
+            line = self._pushed.pop()
+            yield line.no, line.text
+        for no, text, ended in self._lines:
+            self.last_no = no
+            if not ended and text.strip():
+                self._cut_off(no)
+                return
+            yield no, text
+
+    def push(self, no: int, text: str) -> None:
+        """Make this line (from ``texts``) the next one ``next`` or ``texts`` reads."""
+        self._pushed.append(Line(no, text))
 
     def back(self) -> None:
         """Make the line just read the next one again."""

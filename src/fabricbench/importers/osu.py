@@ -33,6 +33,7 @@ there too; ``fabricbench import --max-message-size`` says what the run was asked
 """
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -419,30 +420,30 @@ def _simple_rows(source: b.Source, reader: b.LineReader, parsed: b.ParsedRun, ta
     rows: List[Tuple[int, float, int]] = []
     last, count = table.last_size, 0
     inf = math.inf
-    while line is not None:
-        tokens = line.text.split()
+    last_no = table.last_no
+    for no, text in itertools.chain(((line.no, line.text),), reader.texts()):
+        tokens = text.split()
         if len(tokens) != 2 or not (tokens[0].isascii() and tokens[0].isdigit()):  # _is_simple_row, inlined
-            reader.back()  # parse() reads it; never the first line (parse only calls this for a simple row)
+            reader.push(no, text)  # parse() reads it; never the first line (parse only calls this for a simple row)
             break
         size_text = tokens[0]
         size = int(size_text)
         if size > b.INT64_MAX:
-            b.integer(source, line.no, size_text, "Size")  # raises: outside the database's range
+            b.integer(source, no, size_text, "Size")  # raises: outside the database's range
         if last is not None and size <= last:
-            b.require_increasing(source, line.no, last, size, f"the '{table.title}' table")
+            b.require_increasing(source, no, last, size, f"the '{table.title}' table")
         try:
             value = float(tokens[1])
         except ValueError:
             value = -1.0  # _number below says why
         if not 0.0 <= value < inf:  # also NaN
-            value = _number(source, line.no, tokens[1], label)  # raises with the right message
-        rows.append((size, value, line.no))
-        last, count = size, count + 1
-        table.last_no = line.no
+            value = _number(source, no, tokens[1], label)  # raises with the right message
+        rows.append((size, value, no))
+        last, last_no, count = size, no, count + 1
         if len(rows) >= SERIES_BATCH:
             _send(parsed, series, bench, base, metric, unit, name, extra, rows)
             rows = []
-        line = reader.next()
+    table.last_no = last_no
     _send(parsed, series, bench, base, metric, unit, name, extra, rows)
     table.last_size = last
     table.rows += count
