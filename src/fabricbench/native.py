@@ -1,12 +1,15 @@
 """Where the native parts (the fabricbench-mpi engine, the profiler library) live.
 
-An installed package carries them in ``fabricbench/_native``; a developer build points
+An installed package carries them in ``fabricbench/_native``, built against the MPI on PATH;
+a build for another MPI (``make native MPI=mpich``) lives in ``<prefix>/native/<mpi>`` of the
+environment and is the one used under ``FABRICBENCH_MPI=<mpi>``; a developer build points
 ``FABRICBENCH_NATIVE_DIR`` at a CMake install prefix (``bin/`` and ``lib/`` below it).
 """
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from fabricbench.errors import FabricbenchError
@@ -20,7 +23,17 @@ def native_dir() -> Path:
     override = os.environ.get("FABRICBENCH_NATIVE_DIR")
     if override:
         return Path(override)
+    family = os.environ.get("FABRICBENCH_MPI", "").strip().lower()
+    if family:
+        per_mpi = per_mpi_dir(family)
+        if per_mpi.is_dir():
+            return per_mpi
     return Path(__file__).resolve().parent / "_native"
+
+
+def per_mpi_dir(family: str) -> Path:
+    """Where `make native MPI=family` installs the native parts built for that MPI."""
+    return Path(sys.prefix) / "native" / family
 
 
 def engine_path() -> Path:

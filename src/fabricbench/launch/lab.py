@@ -16,8 +16,8 @@ from fabricbench.lab import current_lab, lab_name, run_dir
 from fabricbench.lab.agent import agent_executable, node_argv
 from fabricbench.lab.errors import LabError
 from fabricbench.launch.base import Launcher, Layout, register
-from fabricbench.launch.mpi import detect_mpi, openmpi_root_env
-from fabricbench.launch.mpirun import read_hostfile
+from fabricbench.launch.mpi import check_program, detect_mpi, openmpi_root_env
+from fabricbench.launch.mpirun import mpi_provenance, read_hostfile
 
 
 @register
@@ -57,6 +57,7 @@ class LabLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
+        check_program(mpi, program)
         lay = self.layout
         first = lay.hosts[0]
         argv = [mpi.mpirun, "-np", str(lay.np)]
@@ -104,6 +105,7 @@ class LabLauncher(Launcher):
         else:
             hosts = [f"{h}:{n}" for h, n in slots.items()]
         argv = [
+            "-print-all-exitcodes",
             "-launcher", "rsh",
             "-launcher-exec", agent_executable(run_dir()),
             "-hosts", ",".join(hosts),
@@ -134,7 +136,7 @@ class LabLauncher(Launcher):
         used = [self.lab.node(h) for h in dict.fromkeys(self.layout.hosts)]
         shape = self.lab.shape
         uplink = self.lab.spec.uplink_bps()
-        return {"lab": {
+        return {**mpi_provenance(), "lab": {
             "name": self.lab.name,
             "link": shape.get("link"),
             "link_bps": self.lab.spec.link_bps(),

@@ -59,7 +59,7 @@ def prepare_command(command: Sequence[str], library: PathLike, profile_path: Pat
         for key, value in openmpi_root_env().items():
             environ.setdefault(key, value)
     elif flavour == "mpich":
-        argv[1:1] = ["-genv", "LD_PRELOAD", preload, "-genv", "FABRICBENCH_PROFILE", path]
+        argv[1:1] = ["-genv", "LD_PRELOAD", preload, "-genv", "FABRICBENCH_PROFILE", path, "-print-all-exitcodes"]
     else:
         environ["LD_PRELOAD"] = preload
         environ["FABRICBENCH_PROFILE"] = path
