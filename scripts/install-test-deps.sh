@@ -3,6 +3,7 @@
 #   fabric     ibsim-utils (the simulated InfiniBand fabric), opensm, infiniband-diags
 #   transfer   xrootd-server, xrootd-client (fabricbench transfer)
 #   netpipe    netpipe-tcp, netpipe-openmpi (the NetPIPE importer's live tests)
+#   mpich      mpich, libmpich-dev (the MPI-dependent tests run a second time under MPICH)
 # `make run` does not need any of them.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ declare -A groups=(
   [fabric]="ibsim-utils opensm infiniband-diags"
   [transfer]="xrootd-server xrootd-client"
   [netpipe]="netpipe-tcp netpipe-openmpi"
+  [mpich]="mpich libmpich-dev"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 
@@ -36,8 +38,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing test packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Installing MPICH next to Open MPI leaves the alternatives (mpicc, mpirun) as they were:
+# Debian gives Open MPI the higher priority, and fabricbench selects MPICH by its own names.
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start their own OpenSM on a simulated fabric; the package's service must not manage a real
 # fabric on a machine that has one just because the tests were run there.
 if [[ " ${missing[*]} " == *" opensm "* ]] && command -v systemctl >/dev/null; then

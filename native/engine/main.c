@@ -56,14 +56,24 @@ static int list_command(int argc, char **argv, const fb_options *opt, const char
     return FB_EXIT_USAGE;
 }
 
+/* Copies src into dst[size], cut if it must be: MPICH's library version string is up to 8 KiB. */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static void describe_environment(fb_ctx *ctx)
 {
     int len = 0, major = 0, minor = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_Get_library_version(lib, &len);
-    snprintf(ctx->mpi_library_full, sizeof ctx->mpi_library_full, "%s", lib);
+    copy_cut(ctx->mpi_library_full, sizeof ctx->mpi_library_full, lib);
     lib[strcspn(lib, "\r\n")] = '\0';
-    snprintf(ctx->mpi_library, sizeof ctx->mpi_library, "%s", lib);
+    copy_cut(ctx->mpi_library, sizeof ctx->mpi_library, lib);
     MPI_Get_version(&major, &minor);
     snprintf(ctx->mpi_version, sizeof ctx->mpi_version, "%d.%d", major, minor);
 
@@ -76,6 +86,10 @@ static void describe_environment(fb_ctx *ctx)
     if (ctx->rank == 0)
         ctx->hosts = fb_calloc((size_t)ctx->np, FB_HOST_MAX);
     MPI_Gather(ctx->host, FB_HOST_MAX, MPI_CHAR, ctx->hosts, FB_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int pid = (int)getpid();
+    if (ctx->rank == 0)
+        ctx->pids = fb_calloc((size_t)ctx->np, sizeof *ctx->pids);
+    MPI_Gather(&pid, 1, MPI_INT, ctx->pids, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ctx->rank == 0) {
         ctx->nhosts = 0;
         for (int r = 0; r < ctx->np; r++) {
@@ -137,6 +151,7 @@ int main(int argc, char **argv)
         fb_output_end(&ctx);
     free(ctx.sizes);
     free(ctx.hosts);
+    free(ctx.pids);
     MPI_Finalize();
     return FB_EXIT_OK;
 }

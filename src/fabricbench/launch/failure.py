@@ -79,10 +79,12 @@ class RankDeath:
         return f"{rank}{host} died" + (f" (exit code {self.code})" if self.code is not None else "")
 
 
-def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> Optional[RankDeath]:
-    """The first rank the launcher reports dead, or None. `rank_hosts` (the host of every world
-    rank, as the engine's run record lists them) names the rank behind Hydra's per-host exit
-    codes when the job spans several hosts."""
+def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None,
+                   rank_pids: Optional[Sequence[int]] = None) -> Optional[RankDeath]:
+    """The first rank the launcher reports dead, or None. Hydra names the dead process by pid
+    and host only: `rank_hosts` and `rank_pids` (the host and pid of every world rank, as the
+    engine's run record lists them) name its rank, as do Hydra's per-host exit codes
+    (mpiexec -print-all-exitcodes) on one host."""
     m = _OMPI_SIGNAL.search(stderr)
     if m:
         return RankDeath("signal", int(m[1]), m[2], int(m[3]), m[4] or "")
@@ -92,12 +94,17 @@ def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> O
     m = _OMPI_EXIT.search(stderr)
     if m:
         return RankDeath("exit", int(m[1]), None, int(m[2]))
-    return _hydra_dead_rank(stderr, rank_hosts)
+    return _hydra_dead_rank(stderr, rank_hosts, rank_pids)
 
 
-def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[RankDeath]:
+def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]],
+                     rank_pids: Optional[Sequence[int]]) -> Optional[RankDeath]:
     running = _HYDRA_RUNNING.search(text)
     host = running[2] if running else None
+    by_pid = None
+    if running and rank_pids:
+        by_pid = next((r for r, pid in enumerate(rank_pids) if pid == int(running[1])
+                       and (not rank_hosts or r >= len(rank_hosts) or rank_hosts[r] == host)), None)
     signal_m = _HYDRA_SIGNAL.search(text) or _HYDRA_EXIT_STRING.search(text)
     sig = (int(signal_m[1]), signal_m[2]) if signal_m and signal_m.re is _HYDRA_SIGNAL else \
         ((int(signal_m[2]), signal_m[1].strip()) if signal_m else None)
@@ -114,9 +121,9 @@ def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional
     if m:
         return RankDeath("exit", int(m[2]), host, int(m[1]))
     if sig:
-        return RankDeath("signal", None, host, sig[0], sig[1])
+        return RankDeath("signal", by_pid, host, sig[0], sig[1])
     if running:
-        return RankDeath("exit", None, host, int(code_m[1]) if code_m else None)
+        return RankDeath("exit", by_pid, host, int(code_m[1]) if code_m else None)
     return None
 
 
@@ -159,11 +166,12 @@ def own_lines(stderr: str) -> List[str]:
     return own
 
 
-def explain_failure(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> str:
+def explain_failure(stderr: str, rank_hosts: Optional[Sequence[str]] = None,
+                    rank_pids: Optional[Sequence[int]] = None) -> str:
     """Why a job that streams results failed: a rank killed or gone without MPI_Finalize,
     else the engine's error line, else the application's own last line on stderr (outside
     the launcher's banners), else the rank that exited non-zero, else the last word."""
-    death = find_dead_rank(stderr, rank_hosts)
+    death = find_dead_rank(stderr, rank_hosts, rank_pids)
     if death is not None and death.how != "exit":
         return death.died()
     m = _ENGINE_ERR.search(stderr)

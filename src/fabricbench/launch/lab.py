@@ -105,7 +105,6 @@ class LabLauncher(Launcher):
         else:
             hosts = [f"{h}:{n}" for h, n in slots.items()]
         argv = [
-            "-print-all-exitcodes",
             "-launcher", "rsh",
             "-launcher-exec", agent_executable(run_dir()),
             "-hosts", ",".join(hosts),

@@ -56,8 +56,7 @@ class MpirunLauncher(Launcher):
             if lay.ppn:
                 argv += ["--map-by", f"ppr:{lay.ppn}:node"]
         else:
-            # Hydra names no rank when one dies; its per-rank exit statuses do (launch.failure).
-            argv += ["-print-all-exitcodes"] + hydra_placement(lay)
+            argv += hydra_placement(lay)
         argv += list(lay.extra_args)
         return argv + list(program)
 
