@@ -58,10 +58,11 @@ def mpi_env() -> dict:
     return {**os.environ, **openmpi_root_env()}
 
 
-# Files whose MPI-dependent tests make test runs under both MPIs: the engine, the quick suite, the
-# profiler's known counts (C and Fortran), failures, the lab and compare across runs.
-BOTH_MPIS = {"test_engine", "test_cli_run", "test_profiler", "test_output_errors", "test_lab", "test_mpich",
-             "test_compare_engine", "test_health_engine"}
+# Files whose MPI-dependent tests make test runs under both MPIs: the engine, the quick suite and a
+# failed run, the profiler's known counts (C and Fortran), the health check's all-pairs engine, and
+# test_mpich (selection, refusal, a 2-node lab over Hydra, compare across the two MPIs). test_lab stays
+# Open MPI's: MPICH 4.0.2 over UCX 1.13's TCP now and then hangs in MPI_Finalize with 3 or more ranks.
+BOTH_MPIS = {"test_engine", "test_cli_run", "test_profiler", "test_output_errors", "test_mpich", "test_health_engine"}
 
 
 @functools.lru_cache(maxsize=None)

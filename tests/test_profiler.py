@@ -260,7 +260,12 @@ def test_killed_rank_gives_no_profile_and_says_why(library, tmp_path):
     assert "did not finish" not in reason, reason  # nobody hung
     assert rc != 0
     assert reason.startswith("no profile was produced")
-    assert "rank 1" in reason and "signal 9" in reason, reason
+    # Hydra names the first dead process by pid only and often kills the others with the same signal:
+    # then the host, not the rank, is what it tells.
+    from fabricbench.launch.mpi import detect_mpi
+
+    named = "rank 1" in reason or (detect_mpi().flavour == "mpich" and f"a rank on {os.uname().nodename}" in reason)
+    assert named and "signal 9" in reason, reason
     assert not (tmp_path / "profile.json").exists()
 
 

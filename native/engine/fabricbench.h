@@ -65,8 +65,6 @@ struct fb_ctx {
     char host[FB_HOST_MAX];
     char *hosts;                  /* rank 0: np names of FB_HOST_MAX bytes, by rank */
     int nhosts;                   /* distinct hosts */
-    int *pids;                    /* rank 0: the process id of every rank, by rank (MPICH's
-                                     launcher names a dead process by pid and host only) */
     char mpi_library[256];        /* first line of MPI_Get_library_version */
     char mpi_library_full[1024];
     char mpi_version[16];

@@ -86,10 +86,6 @@ static void describe_environment(fb_ctx *ctx)
     if (ctx->rank == 0)
         ctx->hosts = fb_calloc((size_t)ctx->np, FB_HOST_MAX);
     MPI_Gather(ctx->host, FB_HOST_MAX, MPI_CHAR, ctx->hosts, FB_HOST_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int pid = (int)getpid();
-    if (ctx->rank == 0)
-        ctx->pids = fb_calloc((size_t)ctx->np, sizeof *ctx->pids);
-    MPI_Gather(&pid, 1, MPI_INT, ctx->pids, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ctx->rank == 0) {
         ctx->nhosts = 0;
         for (int r = 0; r < ctx->np; r++) {
@@ -151,7 +147,9 @@ int main(int argc, char **argv)
         fb_output_end(&ctx);
     free(ctx.sizes);
     free(ctx.hosts);
-    free(ctx.pids);
+    /* Ranks enter MPI_Finalize together: MPICH 4.0 over UCX's TCP transport can hang in it when
+     * one rank still flushes connections to ranks already waiting in Finalize's PMI barrier. */
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return FB_EXIT_OK;
 }

@@ -308,10 +308,6 @@ void fb_output_run(fb_ctx *ctx)
     for (int r = 0; r < ctx->np; r++)
         fb_json_str(&j, NULL, fb_host_of(ctx, r));
     fb_json_close_array(&j);
-    fb_json_open_array(&j, "pids");
-    for (int r = 0; r < ctx->np; r++)
-        fb_json_int(&j, NULL, ctx->pids[r]);
-    fb_json_close_array(&j);
     fb_json_num(&j, "timer_resolution_us", ctx->wtick_us);
     fb_json_str(&j, "timer", "MPI_Wtime");
     fb_json_str(&j, "timer_resolution_source", "MPI_Wtick");

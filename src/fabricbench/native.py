@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Optional
 
 from fabricbench.errors import FabricbenchError
 
@@ -34,6 +35,18 @@ def native_dir() -> Path:
 def per_mpi_dir(family: str) -> Path:
     """Where `make native MPI=family` installs the native parts built for that MPI."""
     return Path(sys.prefix) / "native" / family
+
+
+def find_native(family: str, *more: Path) -> Optional[Path]:
+    """A native build for MPI `family` (its share/mpi.json says so): one of `more`, the one
+    `make native MPI=family` made, the package's own or the current one; None if there is none."""
+    from fabricbench.launch.mpi import build_info
+
+    package = Path(__file__).resolve().parent / "_native"
+    for candidate in (*more, per_mpi_dir(family), package, native_dir()):
+        if build_info(candidate).get("flavour") == family and (candidate / "bin" / "fabricbench-mpi").is_file():
+            return candidate
+    return None
 
 
 def engine_path() -> Path:

@@ -79,12 +79,10 @@ class RankDeath:
         return f"{rank}{host} died" + (f" (exit code {self.code})" if self.code is not None else "")
 
 
-def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None,
-                   rank_pids: Optional[Sequence[int]] = None) -> Optional[RankDeath]:
-    """The first rank the launcher reports dead, or None. Hydra names the dead process by pid
-    and host only: `rank_hosts` and `rank_pids` (the host and pid of every world rank, as the
-    engine's run record lists them) name its rank, as do Hydra's per-host exit codes
-    (mpiexec -print-all-exitcodes) on one host."""
+def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> Optional[RankDeath]:
+    """The first rank the launcher reports dead, or None. For Hydra, `rank_hosts` (the host of
+    every world rank, as the engine's run record lists them) names the rank behind its per-host
+    exit codes when the job spans several hosts."""
     m = _OMPI_SIGNAL.search(stderr)
     if m:
         return RankDeath("signal", int(m[1]), m[2], int(m[3]), m[4] or "")
@@ -94,55 +92,52 @@ def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None,
     m = _OMPI_EXIT.search(stderr)
     if m:
         return RankDeath("exit", int(m[1]), None, int(m[2]))
-    return _hydra_dead_rank(stderr, rank_hosts, rank_pids)
+    return _hydra_dead_rank(stderr, rank_hosts)
 
 
-def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]],
-                     rank_pids: Optional[Sequence[int]]) -> Optional[RankDeath]:
-    running = _HYDRA_RUNNING.search(text)
-    host = running[2] if running else None
-    by_pid = None
-    if running and rank_pids:
-        by_pid = next((r for r, pid in enumerate(rank_pids) if pid == int(running[1])
-                       and (not rank_hosts or r >= len(rank_hosts) or rank_hosts[r] == host)), None)
-    signal_m = _HYDRA_SIGNAL.search(text) or _HYDRA_EXIT_STRING.search(text)
-    sig = (int(signal_m[1]), signal_m[2]) if signal_m and signal_m.re is _HYDRA_SIGNAL else \
-        ((int(signal_m[2]), signal_m[1].strip()) if signal_m else None)
-    code_m = _HYDRA_EXIT_CODE.search(text)
-    located = _hydra_exit_codes(text, host, sig[0] if sig else (int(code_m[1]) if code_m else None), rank_hosts)
+def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[RankDeath]:
+    """Hydra's banner names one process that ended badly by pid and host, not by rank, and not
+    necessarily the first (the lowest rank once it has ended the others with SIGKILL); its exit
+    codes (mpiexec -print-all-exitcodes) give every rank's wait status."""
+    located = _hydra_exit_codes(text, rank_hosts)
     if located is not None:
         rank, where, status = located
         if status & 0x7F:
-            num = status & 0x7F
-            name = sig[1] if sig and sig[0] == num else signal_name(num)
-            return RankDeath("signal", rank, where, num, name)
+            return RankDeath("signal", rank, where, status & 0x7F, signal_name_short(status & 0x7F))
         return RankDeath("exit", rank, where, (status >> 8) & 0xFF)
+    running = _HYDRA_RUNNING.search(text)
+    host = running[2] if running else None
     m = _HYDRA_ABORT.search(text)
     if m:
         return RankDeath("exit", int(m[2]), host, int(m[1]))
-    if sig:
-        return RankDeath("signal", by_pid, host, sig[0], sig[1])
+    m = _HYDRA_SIGNAL.search(text)
+    if m:
+        return RankDeath("signal", None, host, int(m[1]), m[2])
+    m = _HYDRA_EXIT_STRING.search(text)
+    if m:
+        return RankDeath("signal", None, host, int(m[2]), m[1].strip())
     if running:
-        return RankDeath("exit", by_pid, host, int(code_m[1]) if code_m else None)
+        code = _HYDRA_EXIT_CODE.search(text)
+        return RankDeath("exit", None, host, int(code[1]) if code else None)
     return None
 
 
-def _hydra_exit_codes(text: str, host: Optional[str], code: Optional[int],
-                      rank_hosts: Optional[Sequence[str]]) -> Optional[tuple]:
-    """(world rank or None, host, wait status) of the rank that ended the job, from
-    -print-all-exitcodes: on the host the banner names, the rank whose status is the banner's
-    exit code (a signal number or an exit code), else the first non-zero status anywhere."""
+def _hydra_exit_codes(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[tuple]:
+    """(world rank or None, host, wait status) of the rank that ended the job, from Hydra's exit
+    codes. Hydra ends the other ranks with SIGKILL once one died, so a rank with any other
+    status is the cause; among SIGKILLed ranks only a single one can be named."""
     m = _HYDRA_CODES.search(text)
     if not m:
         return None
     groups = [(g[1], [int(v) for v in g[2].split(",")]) for g in _HYDRA_GROUP.finditer(m[1])]
-    candidates = [(h, i, st) for h, codes in groups for i, st in enumerate(codes) if st != 0]
-    if not candidates:
+    bad = [(h, i, st) for h, codes in groups for i, st in enumerate(codes) if st != 0]
+    if not bad:
         return None
-    chosen = None
-    if host is not None and code is not None:
-        chosen = next((c for c in candidates if c[0] == host and code in (c[2] & 0x7F, (c[2] >> 8) & 0xFF)), None)
-    h, local, status = chosen or candidates[0]
+    causes = [c for c in bad if c[2] != signal.SIGKILL] or bad
+    h, local, status = causes[0]
+    if len(causes) > 1 and status == signal.SIGKILL:
+        hosts = {c[0] for c in causes}
+        return None, h if len(hosts) == 1 else None, status
     if rank_hosts:
         on_host = [r for r, name in enumerate(rank_hosts) if name == h]
         rank = on_host[local] if local < len(on_host) else None
@@ -151,6 +146,14 @@ def _hydra_exit_codes(text: str, host: Optional[str], code: Optional[int],
     else:
         rank = None
     return rank, h, status
+
+
+def signal_name_short(num: int) -> str:
+    """'Killed', 'Segmentation fault': the signal's description, as the launchers print it."""
+    try:
+        return signal.strsignal(num) or signal_name(num)
+    except ValueError:
+        return signal_name(num)
 
 
 def own_lines(stderr: str) -> List[str]:
@@ -166,12 +169,11 @@ def own_lines(stderr: str) -> List[str]:
     return own
 
 
-def explain_failure(stderr: str, rank_hosts: Optional[Sequence[str]] = None,
-                    rank_pids: Optional[Sequence[int]] = None) -> str:
+def explain_failure(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> str:
     """Why a job that streams results failed: a rank killed or gone without MPI_Finalize,
     else the engine's error line, else the application's own last line on stderr (outside
     the launcher's banners), else the rank that exited non-zero, else the last word."""
-    death = find_dead_rank(stderr, rank_hosts, rank_pids)
+    death = find_dead_rank(stderr, rank_hosts)
     if death is not None and death.how != "exit":
         return death.died()
     m = _ENGINE_ERR.search(stderr)

@@ -17,7 +17,7 @@ from fabricbench.lab.agent import agent_executable, node_argv
 from fabricbench.lab.errors import LabError
 from fabricbench.launch.base import Launcher, Layout, register
 from fabricbench.launch.mpi import check_program, detect_mpi, openmpi_root_env
-from fabricbench.launch.mpirun import mpi_provenance, read_hostfile
+from fabricbench.launch.mpirun import hydra_options, mpi_provenance, read_hostfile
 
 
 @register
@@ -57,14 +57,14 @@ class LabLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
-        check_program(mpi, program)
+        ours = check_program(mpi, program)
         lay = self.layout
         first = lay.hosts[0]
         argv = [mpi.mpirun, "-np", str(lay.np)]
         if mpi.is_openmpi:
             argv += self._openmpi_args()
         else:
-            argv += self._hydra_args()
+            argv += hydra_options(ours) + self._hydra_args()
         argv += list(lay.extra_args)
         return node_argv(first, argv + list(program))
 
@@ -110,9 +110,12 @@ class LabLauncher(Launcher):
             "-hosts", ",".join(hosts),
             "-iface", iface,
             "-bind-to", "none",
-            # The fabrics MPICH may be built on: TCP on the lab interface only.
+            # The fabrics MPICH may be built on: TCP on the lab interface only. UCX would otherwise
+            # reach a rank of another lab node through shared memory (one kernel under all the
+            # namespaces) and bypass the shaped links; ranks of one node use MPICH's own shared memory.
             "-genv", "FI_PROVIDER", "tcp",
             "-genv", "FI_TCP_IFACE", iface,
+            "-genv", "UCX_TLS", "tcp",
             "-genv", "UCX_NET_DEVICES", iface,
         ]
         if lay.ppn:

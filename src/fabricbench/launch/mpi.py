@@ -151,18 +151,20 @@ def check_build(mpi: MpiInfo, what: str, native: Optional[Path] = None) -> None:
     )
 
 
-def check_program(mpi: MpiInfo, program) -> None:
-    """check_build for a command whose program is a binary of the native build (the engine)."""
+def check_program(mpi: MpiInfo, program) -> bool:
+    """check_build for a command whose program is a binary of the native build (the engine);
+    whether it is one."""
     from fabricbench.native import native_dir
 
     if not program:
-        return
+        return False
     try:
         inside = Path(program[0]).resolve().is_relative_to(native_dir().resolve())
     except (OSError, ValueError):
-        return
+        return False
     if inside:
         check_build(mpi, Path(program[0]).name)
+    return inside
 
 
 def openmpi_root_env() -> dict:

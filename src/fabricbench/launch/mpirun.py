@@ -40,7 +40,7 @@ class MpirunLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
-        check_program(mpi, program)
+        ours = check_program(mpi, program)
         lay = self.layout
         argv = [mpi.mpirun]
         if lay.np:
@@ -56,7 +56,7 @@ class MpirunLauncher(Launcher):
             if lay.ppn:
                 argv += ["--map-by", f"ppr:{lay.ppn}:node"]
         else:
-            argv += hydra_placement(lay)
+            argv += hydra_options(ours) + hydra_placement(lay)
         argv += list(lay.extra_args)
         return argv + list(program)
 
@@ -68,6 +68,12 @@ class MpirunLauncher(Launcher):
 
     def provenance(self) -> Dict[str, Any]:
         return mpi_provenance()
+
+
+def hydra_options(engine: bool) -> List[str]:
+    """Hydra names no rank when one dies; every rank's exit status does. It prints them on stdout
+    even when all went well, so only for the engine, whose readers take JSON lines only."""
+    return ["-print-all-exitcodes"] if engine else []
 
 
 def hydra_placement(lay) -> List[str]:

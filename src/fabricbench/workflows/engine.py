@@ -105,12 +105,12 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
     launcher_said: List[str] = []
-    rank_hosts = rank_pids = None
+    rank_hosts = None
     try:
         for rec in engine_records(job, deadline, step.benchmark, watchdog, launcher_said):
             kind = rec.get("record")
             if kind == "run":
-                rank_hosts, rank_pids = rec.get("hosts"), rec.get("pids")
+                rank_hosts = rec.get("hosts")
                 observer.step_started(index, total, step, rec.get("points_planned"))
             elif kind == "point":
                 m = Measurement.from_record(rec)
@@ -138,7 +138,7 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
         session.flush()
     if rc != 0 or not ended:
         raise RunFailed(f"{step.benchmark} {_where(planned_sizes, last_size, done)}: "
-                        f"{explain_failure(chr(10).join([job.stderr, *launcher_said]), rank_hosts, rank_pids)} (exit status {rc})")
+                        f"{explain_failure(chr(10).join([job.stderr, *launcher_said]), rank_hosts)} (exit status {rc})")
     observer.step_finished(step)
 
 
