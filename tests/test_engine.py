@@ -51,7 +51,7 @@ class Run:
     @property
     def records(self) -> List[dict]:
         # MPICH's Hydra prints its report of a dead rank on the same stdout: that is not the engine's.
-        return [json.loads(line) for line in self.stdout.splitlines() if not launcher_line(line)]
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip() and not launcher_line(line)]
 
     def of(self, kind: str) -> List[dict]:
         return [r for r in self.records if r["record"] == kind]

@@ -17,7 +17,7 @@ from fabricbench.lab.agent import agent_executable, node_argv
 from fabricbench.lab.errors import LabError
 from fabricbench.launch.base import Launcher, Layout, register
 from fabricbench.launch.mpi import check_program, detect_mpi, openmpi_root_env
-from fabricbench.launch.mpirun import hydra_options, mpi_provenance, read_hostfile
+from fabricbench.launch.mpirun import mpi_provenance, read_hostfile
 
 
 @register
@@ -57,14 +57,14 @@ class LabLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
-        ours = check_program(mpi, program)
+        check_program(mpi, program)
         lay = self.layout
         first = lay.hosts[0]
         argv = [mpi.mpirun, "-np", str(lay.np)]
         if mpi.is_openmpi:
             argv += self._openmpi_args()
         else:
-            argv += hydra_options(ours) + self._hydra_args()
+            argv += self._hydra_args()
         argv += list(lay.extra_args)
         return node_argv(first, argv + list(program))
 

@@ -40,7 +40,7 @@ class MpirunLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
-        ours = check_program(mpi, program)
+        check_program(mpi, program)
         lay = self.layout
         argv = [mpi.mpirun]
         if lay.np:
@@ -56,7 +56,7 @@ class MpirunLauncher(Launcher):
             if lay.ppn:
                 argv += ["--map-by", f"ppr:{lay.ppn}:node"]
         else:
-            argv += hydra_options(ours) + hydra_placement(lay)
+            argv += hydra_placement(lay)
         argv += list(lay.extra_args)
         return argv + list(program)
 
@@ -70,10 +70,16 @@ class MpirunLauncher(Launcher):
         return mpi_provenance()
 
 
-def hydra_options(engine: bool) -> List[str]:
-    """Hydra names no rank when one dies; every rank's exit status does. It prints them on stdout
-    even when all went well, so only for the engine, whose readers take JSON lines only."""
-    return ["-print-all-exitcodes"] if engine else []
+def report_exits(argv: Sequence[str]) -> List[str]:
+    """argv with Hydra's mpiexec (if it runs one) asked for every rank's exit status
+    (-print-all-exitcodes): Hydra names no rank when one dies, the statuses do. It prints them on
+    stdout, also when all went well, so only a reader that sets launcher lines aside asks for them
+    (the engine workflow, see launch.failure.launcher_line)."""
+    mpi = detect_mpi()
+    if mpi.flavour != "mpich" or mpi.mpirun not in argv:
+        return list(argv)
+    at = list(argv).index(mpi.mpirun) + 1
+    return [*argv[:at], "-print-all-exitcodes", *argv[at:]]
 
 
 def hydra_placement(lay) -> List[str]:

@@ -16,6 +16,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.launch import Launcher
 from fabricbench.launch.failure import explain_failure, launcher_line
+from fabricbench.launch.mpirun import report_exits
 from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import Measurement, Run, Store
@@ -100,7 +101,7 @@ def engine_records(job: Job, deadline: Optional[float], benchmark: str,
 
 def _run_step(session: Session, launcher: Launcher, step: Step, index: int, total: int,
               deadline: Optional[float], observer: Observer, watchdog: Watchdog) -> None:
-    argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
+    argv = report_exits(launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"]))
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
