@@ -3,10 +3,20 @@ PYTHON ?= python3
 VENV   ?= .venv
 RESULTS ?= fabricbench-results
 NP     ?= 2
+# The MPI: empty for the one on PATH; MPI=mpich or MPI=openmpi builds the native parts against that
+# MPI's own compiler wrapper (mpicc.mpich, ...; MPICC=/path/to/mpicc for another install of it) into
+# $(VENV)/native/$(MPI) and runs everything with its launcher (FABRICBENCH_MPI). The alternatives stay.
+MPI    ?=
+MPICC  ?=
+# make test runs the MPI-dependent tests of tests/conftest.py's BOTH_MPIS again under this MPI.
+SECOND_MPI ?= mpich
+ifneq ($(MPI),)
+export FABRICBENCH_MPI := $(MPI)
+endif
 # The default database (FABRICBENCH_DB, else the user data directory): the one plain `fabricbench` reads.
 FB      = $(VENV)/bin/fabricbench
 
-.PHONY: run test setup system-deps test-deps install dev clean
+.PHONY: run test test-second-mpi setup system-deps test-deps install native dev clean
 
 run: setup
 	@mkdir -p $(RESULTS)
@@ -17,18 +27,26 @@ run: setup
 	@echo "results database: $$($(FB) db path)"
 	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
+# Every test under the chosen MPI; with the default MPI, the MPI-dependent tests once more under $(SECOND_MPI).
 test: setup test-deps
 	$(VENV)/bin/python -m pytest -ra
+	@if [ -z "$(MPI)" ] && [ -n "$(SECOND_MPI)" ]; then $(MAKE) --no-print-directory test-second-mpi; fi
 
-setup: system-deps install
+# The MPI-dependent tests marked both_mpis (tests/conftest.py) under $(SECOND_MPI); the pure tests ran once already.
+test-second-mpi:
+	@if bash scripts/build-native.sh $(VENV) $(SECOND_MPI); then \
+	  FABRICBENCH_MPI=$(SECOND_MPI) $(VENV)/bin/python -m pytest -ra -m both_mpis; \
+	else echo "make test: $(SECOND_MPI) is not installed; its second pass is skipped"; fi
+
+setup: system-deps install $(if $(MPI),native)
 
 system-deps:
-	@bash scripts/install-system-deps.sh
+	@MPI=$(MPI) bash scripts/install-system-deps.sh
 
 # Packages only tests need (the simulated InfiniBand fabric, xrootd, NetPIPE, the catalogued
-# applications, Slurm); `make run` goes without them.
+# applications, Slurm, and MPICH for the second MPI); `make run` goes without them.
 test-deps:
-	@bash scripts/install-test-deps.sh fabric transfer netpipe apps slurm
+	@bash scripts/install-test-deps.sh fabric transfer netpipe apps slurm $(filter mpich,$(SECOND_MPI) $(MPI))
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +55,11 @@ $(VENV)/bin/python:
 install: $(VENV)/bin/python
 	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check ".[test,pandas,postgres]"
+
+# The native parts for $(MPI) in $(VENV)/native/$(MPI), used under FABRICBENCH_MPI=$(MPI).
+native: $(VENV)/bin/python
+	@test -n "$(MPI)" || { echo "make native: say which MPI: make native MPI=mpich (or MPI=openmpi)"; exit 2; }
+	@bash scripts/build-native.sh $(VENV) $(MPI) $(MPICC)
 
 # A developer build of the native parts at build/stage; use with FABRICBENCH_NATIVE_DIR=$(PWD)/build/stage.
 dev: $(VENV)/bin/python

@@ -7,6 +7,8 @@ set -euo pipefail
 
 packages=(openmpi-bin libopenmpi-dev gcc gfortran cmake ninja-build python3-venv hpcc iperf3 iproute2 util-linux procps postgresql)
 [ "${FABRICBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
+# MPI=mpich (make ... MPI=mpich): MPICH next to Open MPI, selected by its own names, not the alternatives.
+[ "${MPI:-}" = mpich ] && packages+=(mpich libmpich-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,5 +28,5 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "installing system packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -6,6 +6,7 @@
 #   apps       lammps, quantum-espresso, openfoam (the application catalogue's real runs and
 #              `fabricbench study apps`; about 130 MB to download, 1-2 minutes to install)
 #   slurm      slurmctld, slurmd, slurm-client, munge (lab up --slurm and its tests)
+#   mpich      mpich, libmpich-dev (the MPI-dependent tests run a second time under MPICH)
 # `make run` does not need any of them.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ declare -A groups=(
   [netpipe]="netpipe-tcp netpipe-openmpi"
   [apps]="lammps quantum-espresso openfoam"
   [slurm]="slurmctld slurmd slurm-client munge"
+  [mpich]="mpich libmpich-dev"
 )
 [ $# -gt 0 ] || set -- "${!groups[@]}"
 
@@ -42,6 +44,8 @@ fi
 echo "installing test packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 # Others may be installing at the same time: wait for dpkg's lock instead of failing.
+# Installing MPICH next to Open MPI leaves the alternatives (mpicc, mpirun) as they were:
+# Debian gives Open MPI the higher priority, and fabricbench selects MPICH by its own names.
 $SUDO apt-get -o DPkg::Lock::Timeout=900 update -qq
 $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The tests start their own OpenSM on a simulated fabric; the package's service must not manage a real

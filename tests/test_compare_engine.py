@@ -43,6 +43,7 @@ def compare(cli, a, b, *args):
     return json.loads(cli("compare", str(a), str(b), "--json", *args).stdout)
 
 
+@pytest.mark.openmpi  # --mca btl tcp,self
 def test_tcp_bandwidth_is_flagged_worse_than_shared_memory_from_64k(cli):
     shm = run(cli, "bw", "--np", "2", "--sizes", "64K:4M", "--time-budget", "0.2", "--tag", "fabric=shm")
     tcp = run(cli, "bw", "--np", "2", "--sizes", "64K:4M", "--time-budget", "0.2", "--mpirun-args", "--mca btl tcp,self")

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.mpi
 import fabricbench
 from fabricbench.workflows.health import CheckPlan
 from fabricbench.launch import Layout, get_launcher
+from fabricbench.launch.failure import launcher_line
 from fabricbench.native import engine_path
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -41,7 +42,7 @@ def run_engine(engine: Path, np: int, args, timeout: float = 180):
 
 def records(proc):
     assert proc.returncode == 0, proc.stderr
-    recs = [json.loads(line) for line in proc.stdout.splitlines()]
+    recs = [json.loads(line) for line in proc.stdout.splitlines() if line.strip() and not launcher_line(line)]  # Hydra's report
     validator = jsonschema.Draft202012Validator(SCHEMA)
     for rec in recs:
         errors = list(validator.iter_errors(rec))

@@ -19,7 +19,12 @@ from fabricbench.workflows.cpu_peak import detect_peak, flops_per_cycle
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "import"
-needs_hpcc = pytest.mark.skipif(not shutil.which("hpcc"), reason="needs Debian's hpcc (apt-get install hpcc)")
+_hpcc_installed = pytest.mark.skipif(not shutil.which("hpcc"), reason="needs Debian's hpcc (apt-get install hpcc)")
+
+
+def needs_hpcc(test):
+    """Debian's hpcc, which is built on Open MPI."""
+    return pytest.mark.openmpi(_hpcc_installed(test))
 
 
 # -- sizing ----------------------------------------------------------------------------

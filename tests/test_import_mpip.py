@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import MPICC, mpirun_argv
 from fabricbench.cli import main
 from fabricbench.importers import ImportFormatError, import_file
 from fabricbench.native import profiler_library
@@ -39,8 +40,8 @@ def native_profile(tmp_path_factory):
     profiler_library()  # MPI and the native parts: the `mpi` marker (tests/conftest.py)
     tmp = tmp_path_factory.mktemp("known_calls_mpip")
     exe = tmp / "known_calls"
-    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(DATA / "profiler" / "known_calls.c")], check=True, timeout=120)
-    rc, profile, reason = run_profiled(["mpirun", "-np", "4", "--oversubscribe", str(exe)], tmp / "profile.json", timeout=120)
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(DATA / "profiler" / "known_calls.c")], check=True, timeout=120)
+    rc, profile, reason = run_profiled(mpirun_argv(4, exe), tmp / "profile.json", timeout=120)
     assert rc == 0 and profile is not None, reason
     return profile
 

@@ -51,6 +51,7 @@ def test_nptcp_over_loopback(tmp_path):
 
 
 @pytest.mark.mpi
+@pytest.mark.openmpi
 @pytest.mark.skipif(not shutil.which("NPopenmpi"), reason="needs NetPIPE (netpipe-openmpi)")
 def test_npopenmpi_two_ranks(tmp_path):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")

@@ -1,13 +1,11 @@
 """`fabricbench profile` / `show-profile` and the report's profile section, end to end."""
 import json
-import shutil
 
 import pytest
 
+from conftest import mpirun_argv
 from fabricbench.native import engine_path
 from fabricbench.store import open_db
-
-MPIRUN = [shutil.which("mpirun") or "mpirun", "-np", "2", "--oversubscribe"]
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +18,7 @@ def root_mpirun(monkeypatch):
 def test_profile_engine_store_show_and_report(cli, db_path, tmp_path):
     engine = str(engine_path())
     out = cli("profile", "--label", "engine latency", "--tag", "app=engine", "--",
-              *MPIRUN, engine, "latency", "--sizes", "0:1K", "--iterations", "200").stdout
+              *mpirun_argv(2), engine, "latency", "--sizes", "0:1K", "--iterations", "200").stdout
     assert "profile stored as run 1" in out and "of overall runtime spent in MPI" in out
     db = open_db(str(db_path))
     run = db.get_run(1)
@@ -46,7 +44,7 @@ def test_profile_engine_store_show_and_report(cli, db_path, tmp_path):
 
 @pytest.mark.mpi
 def test_a_failing_program_produces_no_profile_and_says_why(cli, db_path):
-    proc = cli("profile", "--", *MPIRUN, "sh", "-c", "exit 3", check=False)
+    proc = cli("profile", "--", *mpirun_argv(2), "sh", "-c", "exit 3", check=False)
     assert proc.returncode == 1
     assert "no profile was produced" in proc.stderr and "Traceback" not in proc.stderr
     assert open_db(str(db_path)).list_runs() == []

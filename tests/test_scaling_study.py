@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from proc_table import processes
 
+from conftest import MPICC
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "scaling"
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.mpi
 @pytest.fixture(scope="module")
 def jacobi(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("jacobi") / "jacobi"
-    subprocess.run(["mpicc", "-O2", "-o", str(out), str(DATA / "jacobi.c")], check=True, capture_output=True, timeout=120)
+    subprocess.run([MPICC, "-O2", "-o", str(out), str(DATA / "jacobi.c")], check=True, capture_output=True, timeout=120)
     return out
 
 

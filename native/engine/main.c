@@ -56,14 +56,24 @@ static int list_command(int argc, char **argv, const fb_options *opt, const char
     return FB_EXIT_USAGE;
 }
 
+/* Copies src into dst[size], cut if it must be: MPICH's library version string is up to 8 KiB. */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static void describe_environment(fb_ctx *ctx)
 {
     int len = 0, major = 0, minor = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_Get_library_version(lib, &len);
-    snprintf(ctx->mpi_library_full, sizeof ctx->mpi_library_full, "%s", lib);
+    copy_cut(ctx->mpi_library_full, sizeof ctx->mpi_library_full, lib);
     lib[strcspn(lib, "\r\n")] = '\0';
-    snprintf(ctx->mpi_library, sizeof ctx->mpi_library, "%s", lib);
+    copy_cut(ctx->mpi_library, sizeof ctx->mpi_library, lib);
     MPI_Get_version(&major, &minor);
     snprintf(ctx->mpi_version, sizeof ctx->mpi_version, "%d.%d", major, minor);
 
@@ -137,6 +147,9 @@ int main(int argc, char **argv)
         fb_output_end(&ctx);
     free(ctx.sizes);
     free(ctx.hosts);
+    /* Ranks enter MPI_Finalize together: MPICH 4.0 over UCX's TCP transport can hang in it when
+     * one rank still flushes connections to ranks already waiting in Finalize's PMI barrier. */
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return FB_EXIT_OK;
 }

@@ -409,16 +409,21 @@ void fb_preq_forget(MPI_Request req)
 
 /* ------------------------------------------------------------------ Fortran support */
 
-/* MPI_IN_PLACE in Fortran is the address of a common block; Open MPI names it so. */
+/* MPI_IN_PLACE in Fortran is the address of a common block; Open MPI names it so. MPICH keeps
+ * the address of its mpif.h / use mpi one in MPIR_F_MPI_IN_PLACE (set when MPI starts) and
+ * defines mpi_f08's as the object MPIR_F08_MPI_IN_PLACE. */
 extern int mpi_fortran_in_place_ __attribute__((weak));
 extern int mpi_fortran_in_place __attribute__((weak));
 extern int mpi_fortran_in_place__ __attribute__((weak));
 extern int MPI_FORTRAN_IN_PLACE __attribute__((weak));
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern int MPIR_F08_MPI_IN_PLACE __attribute__((weak));
 
 int fb_fortran_in_place(const void *p)
 {
     return p && (p == (const void *)&mpi_fortran_in_place_ || p == (const void *)&mpi_fortran_in_place ||
-                 p == (const void *)&mpi_fortran_in_place__ || p == (const void *)&MPI_FORTRAN_IN_PLACE);
+                 p == (const void *)&mpi_fortran_in_place__ || p == (const void *)&MPI_FORTRAN_IN_PLACE ||
+                 (&MPIR_F_MPI_IN_PLACE && p == MPIR_F_MPI_IN_PLACE) || p == (const void *)&MPIR_F08_MPI_IN_PLACE);
 }
 
 void fb_fortran_missing(const char *symbol)

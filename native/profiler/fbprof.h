@@ -341,6 +341,13 @@ static inline int fb_world_of(const fb_comm_t *c, int rank)
     return c->world[rank];
 }
 
+/* The data address of a choice buffer MPICH's mpi_f08 passes as a descriptor (mpi_x_f08ts_):
+ * gfortran's and TS 29113's descriptors both start with it. */
+static inline const void *fb_desc_base(const void *desc)
+{
+    return desc ? *(const void *const *)desc : NULL;
+}
+
 static inline int fb_in_place(const void *buf, int is_f)
 {
     return is_f ? fb_fortran_in_place(buf) : buf == MPI_IN_PLACE;

@@ -4,11 +4,12 @@
 usage: gen_wrappers.py TABLE OUT_DIR
 
 Writes OUT_DIR/fb_calls.h (call ids and names) and OUT_DIR/fb_wrappers.c: for every
-call a C wrapper (MPI_X -> PMPI_X) and two Fortran wrapper families from the same
-line: mpif.h / ``use mpi`` (mpi_x_, mpi_x__, mpi_x, MPI_X -> pmpi_x_) and Open MPI's
-``use mpi_f08`` (mpi_x_f08_ -> pmpi_x_f08_). A wrapper notes its caller's return address
-(the call site), times the PMPI call and hands the arguments that play a role to the
-template of its KIND (fb_rec_KIND in fbprof.h).
+call a C wrapper (MPI_X -> PMPI_X) and the Fortran wrapper families from the same
+line: mpif.h / ``use mpi`` (mpi_x_, mpi_x__, mpi_x, MPI_X -> pmpi_x_) and ``use mpi_f08``
+as Open MPI names it (mpi_x_f08_ -> pmpi_x_f08_) and as MPICH 4 does (mpi_x_f08_ ->
+pmpir_x_f08_, and for calls with a choice buffer mpi_x_f08ts_ -> pmpir_x_f08ts_). A wrapper
+notes its caller's return address (the call site), times the PMPI call and hands the
+arguments that play a role to the template of its KIND (fb_rec_KIND in fbprof.h).
 
 A line starting with ``?MACRO`` is compiled only where mpi.h / mpi-ext.h define MACRO
 (an MPI's extension, such as Open MPI's MPIX_ persistent collectives) and gets a C
@@ -78,6 +79,9 @@ ARRAY_ROLES = {"scounts", "rcounts"}
 OPAQUE_ROLES = {"stypes", "rtypes", "reqs", "sbuf", "rbuf"}
 DOC_ROLES = {"tag", "src", "conly", "str"}  # str: a CHARACTER argument in Fortran
 ALL_ROLES = INT_ROLES | set(HANDLE_F2C) | ARRAY_ROLES | OPAQUE_ROLES | DOC_ROLES
+# void * arguments that are not choice buffers in mpi_f08 (MPI_Win_allocate's TYPE(C_PTR) baseptr):
+# a call with a choice buffer is MPICH's mpi_x_f08ts_ (TS 29113 descriptors), any other mpi_x_f08_.
+NOT_CHOICE = {"baseptr"}
 
 
 class TableError(ValueError):
@@ -112,6 +116,10 @@ class Call:
     @property
     def fortran_args(self) -> List[Arg]:
         return [a for a in self.args if a.role != "conly"]
+
+    @property
+    def has_choice_buffer(self) -> bool:
+        return any(re.search(r"\bvoid\s*\*", a.decl) and a.name not in NOT_CHOICE for a in self.args)
 
 
 LINE = re.compile(r"^(?:\?(?P<guard>\w+)\s+)?(?P<kind>\w+)\s+(?P<name>MPIX?_\w+)\s*\((?P<args>.*)\)\s*$")
@@ -174,8 +182,10 @@ def c_value(arg: Arg) -> str:
     return arg.name
 
 
-def f_value(arg: Arg) -> str:
+def f_value(arg: Arg, descriptors: bool = False) -> str:
     role = arg.role
+    if descriptors and role in ("sbuf", "rbuf"):
+        return f"fb_desc_base({arg.name})"
     if role in INT_ROLES:
         return f"(int)*{arg.name}"
     if role in HANDLE_F2C:
@@ -185,7 +195,7 @@ def f_value(arg: Arg) -> str:
     return f"(const void *){arg.name}"
 
 
-def record_plan(call: Call, fortran: bool):
+def record_plan(call: Call, fortran: bool, descriptors: bool = False):
     """(declarations read before the call, argument expressions for fb_rec_KIND)."""
     before: List[str] = []
     exprs: List[str] = []
@@ -199,7 +209,7 @@ def record_plan(call: Call, fortran: bool):
         if arg is None:
             exprs.append(default)
             continue
-        value = f_value(arg) if fortran else c_value(arg)
+        value = f_value(arg, descriptors) if fortran else c_value(arg)
         if pre:
             before.append(f"    {C_TYPE[role]} fb_a{i} = {value};")
             exprs.append(f"fb_a{i}")
@@ -225,7 +235,8 @@ def f_param(arg: Arg) -> str:
 
 def c_wrapper(call: Call) -> str:
     names = ", ".join(a.name for a in call.args)
-    head = f"int {call.name}({c_params(call)})\n{{\n"
+    # Exported whatever mpi.h says: Open MPI declares its calls visible, MPICH does not.
+    head = f"FB_EXPORT int {call.name}({c_params(call)})\n{{\n"
     if call.kind == "init":
         return (head + "    fb_depth++;\n"
                 f"    int fb_rc = P{call.name}({names});\n"
@@ -257,7 +268,8 @@ def c_wrapper(call: Call) -> str:
 # ------------------------------------------------------------------ Fortran wrappers
 
 def fortran_wrappers(call: Call, family: str) -> str:
-    """family 'f77': mpif.h and use mpi; 'f08': Open MPI's use mpi_f08."""
+    """family 'f77': mpif.h and use mpi; 'f08': use mpi_f08's mpi_x_f08_ (Open MPI's names, and
+    MPICH's for calls without a choice buffer); 'f08ts': MPICH's mpi_x_f08ts_."""
     fargs = call.fortran_args
     params = [f_param(a) for a in fargs]
     has_ierr = call.kind != "pcontrol"
@@ -273,14 +285,22 @@ def fortran_wrappers(call: Call, family: str) -> str:
         real = f"p{call.lower}_"
         impl = f"fbf_{call.name}"
         aliases = [f"{call.lower}_", f"{call.lower}__", call.lower, call.name.upper()]
+        out = [f"extern void {real}({plist}) __attribute__((weak));"]
     else:
-        real = f"p{call.lower}_f08_"
-        impl = f"fbf08_{call.name}"
-        aliases = [f"{call.lower}_f08_"]
-    out = [f"extern void {real}({plist}) __attribute__((weak));",
-           f"static void {impl}({plist})", "{",
-           f"    if (FB_UNLIKELY(!{real}))",
-           f"        fb_fortran_missing(\"{real}\");"]
+        # The PMPI entry point is Open MPI's pmpi_x_SUFFIX or MPICH's pmpir_x_SUFFIX, whichever
+        # the Fortran library loaded at run time defines.
+        suffix = family + "_"
+        impl = f"fb{family}_{call.name}"
+        aliases = [f"{call.lower}_{suffix}"]
+        ompi, mpich = f"p{call.lower}_{suffix}", f"pmpir_{call.lower[4:]}_{suffix}"
+        real = "fb_real"
+        out = [f"extern void {ompi}({plist}) __attribute__((weak));",
+               f"extern void {mpich}({plist}) __attribute__((weak));"]
+    out += [f"static void {impl}({plist})", "{"]
+    if family != "f77":
+        out += [f"    void (*const fb_real)({plist}) = {ompi} ? {ompi} : {mpich};"]
+    out += [f"    if (FB_UNLIKELY(!{real}))",
+            f"        fb_fortran_missing(\"{real if family == 'f77' else ompi}\");"]
     if call.kind == "init":
         out += ["    fb_depth++;", f"    {real}({args});", "    fb_depth--;", "    fb_init();"]
     elif call.kind == "finalize":
@@ -288,7 +308,7 @@ def fortran_wrappers(call: Call, family: str) -> str:
     elif call.kind == "pcontrol":
         out += [f"    fb_pcontrol((int)*{call.by_role['level'].name});"]
     else:
-        before, exprs = record_plan(call, fortran=True)
+        before, exprs = record_plan(call, fortran=True, descriptors=family == "f08ts")
         rec_args = ", ".join([call.ident, "fb_dt", "1"] + exprs)
         out += [f"    if (!fb_enter({call.ident}, __builtin_return_address(0))) {{", f"        {real}({args});",
                 "        return;", "    }"]
@@ -338,8 +358,10 @@ def wrappers_source(calls: List[Call]) -> str:
     fortran = [c for c in calls if not c.guard]
     out += ["/* ---------------- Fortran: mpif.h and use mpi ---------------- */", ""]
     out += [fortran_wrappers(c, "f77") for c in fortran]
-    out += ["/* ---------------- Fortran: use mpi_f08 (Open MPI naming) ---------------- */", ""]
+    out += ["/* ---------------- Fortran: use mpi_f08 (Open MPI; MPICH without a choice buffer) ---------------- */", ""]
     out += [fortran_wrappers(c, "f08") for c in fortran]
+    out += ["/* ---------------- Fortran: use mpi_f08 (MPICH, calls with a choice buffer) ---------------- */", ""]
+    out += [fortran_wrappers(c, "f08ts") for c in fortran if c.has_choice_buffer]
     return "\n".join(out)
 
 

@@ -1,13 +1,17 @@
 """Where the native parts (the fabricbench-mpi engine, the profiler library) live.
 
-An installed package carries them in ``fabricbench/_native``; a developer build points
+An installed package carries them in ``fabricbench/_native``, built against the MPI on PATH;
+a build for another MPI (``make native MPI=mpich``) lives in ``<prefix>/native/<mpi>`` of the
+environment and is the one used under ``FABRICBENCH_MPI=<mpi>``; a developer build points
 ``FABRICBENCH_NATIVE_DIR`` at a CMake install prefix (``bin/`` and ``lib/`` below it).
 """
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
+from typing import Optional
 
 from fabricbench.errors import FabricbenchError
 
@@ -20,7 +24,29 @@ def native_dir() -> Path:
     override = os.environ.get("FABRICBENCH_NATIVE_DIR")
     if override:
         return Path(override)
+    family = os.environ.get("FABRICBENCH_MPI", "").strip().lower()
+    if family:
+        per_mpi = per_mpi_dir(family)
+        if per_mpi.is_dir():
+            return per_mpi
     return Path(__file__).resolve().parent / "_native"
+
+
+def per_mpi_dir(family: str) -> Path:
+    """Where `make native MPI=family` installs the native parts built for that MPI."""
+    return Path(sys.prefix) / "native" / family
+
+
+def find_native(family: str, *more: Path) -> Optional[Path]:
+    """A native build for MPI `family` (its share/mpi.json says so): one of `more`, the one
+    `make native MPI=family` made, the package's own or the current one; None if there is none."""
+    from fabricbench.launch.mpi import build_info
+
+    package = Path(__file__).resolve().parent / "_native"
+    for candidate in (*more, per_mpi_dir(family), package, native_dir()):
+        if build_info(candidate).get("flavour") == family and (candidate / "bin" / "fabricbench-mpi").is_file():
+            return candidate
+    return None
 
 
 def engine_path() -> Path:

@@ -192,7 +192,19 @@ def _first_line(argv: List[str]) -> Optional[str]:
 
 
 def mpi_facts() -> Dict[str, Optional[str]]:
-    return {"mpirun": _first_line(["mpirun", "--version"]), "compiler": _first_line(["mpicc", "--version"])}
+    """The selected MPI's launcher version (FABRICBENCH_MPI, else the one on PATH) and its compiler."""
+    from fabricbench.errors import FabricbenchError
+    from fabricbench.launch.mpi import detect_mpi, mpi_tool
+
+    try:
+        launcher = detect_mpi().version or None
+    except (FabricbenchError, OSError, subprocess.TimeoutExpired):
+        launcher = None
+    try:
+        compiler = _first_line([mpi_tool("mpicc"), "--version"])
+    except FabricbenchError:
+        compiler = None
+    return {"mpirun": launcher, "compiler": compiler}
 
 
 def collect() -> Dict[str, Any]:

@@ -140,8 +140,19 @@ def _ib_ports(f: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _mpi(run: Any, hosts: Sequence[Any]) -> Optional[str]:
-    prov = _get(run.provenance, "mpi_library")
-    return _text(prov) or _host_values(hosts, lambda f: _get(f, "mpi", "library"))
+    prov = _text(_get(run.provenance, "mpi_library"))
+    if prov:
+        return " ".join(prov.split())  # MPICH's first line is "MPICH Version:<TAB>4.0.2"
+    return _host_values(hosts, lambda f: _get(f, "mpi", "library"))
+
+
+def _mpi_launcher(run: Any) -> Optional[str]:
+    """The MPI launcher that started the ranks: its version and path (Hydra's mpiexec, Open MPI's mpirun)."""
+    launcher = _get(run.provenance, "mpi_launcher")
+    if not isinstance(launcher, dict):
+        return None
+    version, path = _text(launcher.get("version")), _text(launcher.get("path"))
+    return f"{version} ({path})" if version and path else version or path
 
 
 def _mpi_version(run: Any, hosts: Sequence[Any]) -> Optional[str]:
@@ -217,6 +228,7 @@ _FIXED: List[tuple] = [
     ("mpi_standard", "MPI standard version", lambda r, h: _text(_get(r.provenance, "mpi_version")), "MPI standard level of the library"),
     ("compiler", "Compiler", lambda r, h: _host_values(h, lambda f: f.get("compiler")), "compiler and flags of the benchmark"),
     ("launcher", "Launcher", lambda r, h: _text(_get(r.provenance, "launcher")), "launchers bind and map ranks differently"),
+    ("mpi_launcher", "MPI launcher", lambda r, h: _mpi_launcher(r), "each MPI's launcher places, binds and wires up ranks its own way"),
     ("launch", "Launch command", lambda r, h: _launch(r), "launcher options (e.g. --mca btl tcp,self) choose the transport"),
     ("fabric", "Fabric", _fabric, "the interconnect itself"),
     ("link", "Link (port rate / NIC speed)", lambda r, h: _host_values(h, _link), "a link trained at a lower rate or width"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import signal
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 # Open MPI wraps its messages at any space, hence \s+ between words.
 _OMPI_SIGNAL = re.compile(
@@ -20,10 +20,29 @@ _OMPI_IMPROPER = re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+n
 _OMPI_EXIT = re.compile(r"Process\s+name:\s+\[\[\d+,\d+\],(\d+)\]\s+Exit\s+code:\s+(\d+)")
 _HYDRA_RUNNING = re.compile(r"PID (\d+) RUNNING AT (\S+)")
 _HYDRA_SIGNAL = re.compile(r"KILLED BY SIGNAL: (\d+) \(([^)]*)\)")
+_HYDRA_EXIT_CODE = re.compile(r"=\s+EXIT CODE: (\d+)")
+_HYDRA_EXIT_STRING = re.compile(r"TERMINATED WITH THE EXIT STRING: ([^(\n]*?)\s*\(signal (\d+)\)")
+# mpiexec -print-all-exitcodes: "[mpiexec@n1] Exit codes: [n1] 0,9\n[n2] 0,0", one group per host
+# with the raw wait status of each of its ranks, in the order of their world ranks.
+_HYDRA_CODES = re.compile(r"Exit codes:((?:\s*\[[^\]\s]+\] *-?\d+(?:,-?\d+)*)+)")
+_HYDRA_GROUP = re.compile(r"\[([^\]\s]+)\] *(-?\d+(?:,-?\d+)*)")
+_HYDRA_ABORT = re.compile(r"application called MPI_Abort\(\S+, (-?\d+)\) - process (\d+)")
 _ENGINE_ERR = re.compile(r"^(?:fabricbench-mpi: )?(?:error|validation)[^\n]*", re.I | re.M)
 _RULE = re.compile(r"^[-=*#_\s]+$")
 # Lines launchers print outside their banners that say nothing about the cause.
-_LAUNCHER_NOISE = re.compile(r"setpgid|^\[[^\]]*\] \d+ more process|^\[[^\]]*\] Set MCA parameter")
+_LAUNCHER_NOISE = re.compile(r"setpgid|^\[[^\]]*\] \d+ more process|^\[[^\]]*\] Set MCA parameter|^\[proxy:[^\]]*\]")
+
+
+# What MPICH's Hydra prints on its stdout (not stderr) when a job ends badly.
+_HYDRA_STDOUT = re.compile(r"^(?:=+|=\s.*|\[mpiexec@[^\]]*\].*|\[[^\]\s]+\] *-?\d+(?:,-?\d+)*|YOUR APPLICATION TERMINATED.*|"
+                           r"This typically refers to a problem with your application\.|"
+                           r"Please see the FAQ page for debugging suggestions.*)$")
+
+
+def launcher_line(line: str) -> bool:
+    """True for a line Hydra prints on the job's stdout about the job (its banners, exit codes),
+    which a reader of the program's stdout should hand to the failure explanation instead."""
+    return bool(_HYDRA_STDOUT.match(line.strip()))
 
 
 @dataclass(frozen=True)
@@ -60,8 +79,10 @@ class RankDeath:
         return f"{rank}{host} died" + (f" (exit code {self.code})" if self.code is not None else "")
 
 
-def find_dead_rank(stderr: str) -> Optional[RankDeath]:
-    """The first rank the launcher reports dead, or None."""
+def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> Optional[RankDeath]:
+    """The first rank the launcher reports dead, or None. For Hydra, `rank_hosts` (the host of
+    every world rank, as the engine's run record lists them) names the rank behind its per-host
+    exit codes when the job spans several hosts."""
     m = _OMPI_SIGNAL.search(stderr)
     if m:
         return RankDeath("signal", int(m[1]), m[2], int(m[3]), m[4] or "")
@@ -71,14 +92,68 @@ def find_dead_rank(stderr: str) -> Optional[RankDeath]:
     m = _OMPI_EXIT.search(stderr)
     if m:
         return RankDeath("exit", int(m[1]), None, int(m[2]))
-    m = _HYDRA_SIGNAL.search(stderr)
+    return _hydra_dead_rank(stderr, rank_hosts)
+
+
+def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[RankDeath]:
+    """Hydra's banner names one process that ended badly by pid and host, not by rank, and not
+    necessarily the first (the lowest rank once it has ended the others with SIGKILL); its exit
+    codes (mpiexec -print-all-exitcodes) give every rank's wait status."""
+    located = _hydra_exit_codes(text, rank_hosts)
+    if located is not None:
+        rank, where, status = located
+        if status & 0x7F:
+            return RankDeath("signal", rank, where, status & 0x7F, signal_name_short(status & 0x7F))
+        return RankDeath("exit", rank, where, (status >> 8) & 0xFF)
+    running = _HYDRA_RUNNING.search(text)
+    host = running[2] if running else None
+    m = _HYDRA_ABORT.search(text)
     if m:
-        running = _HYDRA_RUNNING.search(stderr)
-        return RankDeath("signal", None, running[2] if running else None, int(m[1]), m[2])
-    m = _HYDRA_RUNNING.search(stderr)
+        return RankDeath("exit", int(m[2]), host, int(m[1]))
+    m = _HYDRA_SIGNAL.search(text)
     if m:
-        return RankDeath("exit", None, m[2])
+        return RankDeath("signal", None, host, int(m[1]), m[2])
+    m = _HYDRA_EXIT_STRING.search(text)
+    if m:
+        return RankDeath("signal", None, host, int(m[2]), m[1].strip())
+    if running:
+        code = _HYDRA_EXIT_CODE.search(text)
+        return RankDeath("exit", None, host, int(code[1]) if code else None)
     return None
+
+
+def _hydra_exit_codes(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[tuple]:
+    """(world rank or None, host, wait status) of the rank that ended the job, from Hydra's exit
+    codes. Hydra ends the other ranks with SIGKILL once one died, so a rank with any other
+    status is the cause; among SIGKILLed ranks only a single one can be named."""
+    m = _HYDRA_CODES.search(text)
+    if not m:
+        return None
+    groups = [(g[1], [int(v) for v in g[2].split(",")]) for g in _HYDRA_GROUP.finditer(m[1])]
+    bad = [(h, i, st) for h, codes in groups for i, st in enumerate(codes) if st != 0]
+    if not bad:
+        return None
+    causes = [c for c in bad if c[2] != signal.SIGKILL] or bad
+    h, local, status = causes[0]
+    if len(causes) > 1 and status == signal.SIGKILL:
+        hosts = {c[0] for c in causes}
+        return None, h if len(hosts) == 1 else None, status
+    if rank_hosts:
+        on_host = [r for r, name in enumerate(rank_hosts) if name == h]
+        rank = on_host[local] if local < len(on_host) else None
+    elif len(groups) == 1:
+        rank = local  # one host: its ranks are the world ranks in order
+    else:
+        rank = None
+    return rank, h, status
+
+
+def signal_name_short(num: int) -> str:
+    """'Killed', 'Segmentation fault': the signal's description, as the launchers print it."""
+    try:
+        return signal.strsignal(num) or signal_name(num)
+    except ValueError:
+        return signal_name(num)
 
 
 def own_lines(stderr: str) -> List[str]:
@@ -94,17 +169,17 @@ def own_lines(stderr: str) -> List[str]:
     return own
 
 
-def explain_failure(stderr: str) -> str:
+def explain_failure(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> str:
     """Why a job that streams results failed: a rank killed or gone without MPI_Finalize,
     else the engine's error line, else the application's own last line on stderr (outside
     the launcher's banners), else the rank that exited non-zero, else the last word."""
-    death = find_dead_rank(stderr)
+    death = find_dead_rank(stderr, rank_hosts)
     if death is not None and death.how != "exit":
         return death.died()
     m = _ENGINE_ERR.search(stderr)
     if m:
         return m.group(0).strip()
-    own = [line for line in own_lines(stderr) if not _LAUNCHER_NOISE.search(line)]
+    own = [line for line in own_lines(stderr) if not _LAUNCHER_NOISE.search(line) and not launcher_line(line)]
     if own:
         return own[-1][:300]
     if death is not None:

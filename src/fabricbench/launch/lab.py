@@ -16,8 +16,8 @@ from fabricbench.lab import current_lab, lab_name, run_dir
 from fabricbench.lab.agent import agent_executable, node_argv
 from fabricbench.lab.errors import LabError
 from fabricbench.launch.base import Launcher, Layout, register
-from fabricbench.launch.mpi import detect_mpi, openmpi_root_env
-from fabricbench.launch.mpirun import read_hostfile
+from fabricbench.launch.mpi import check_program, detect_mpi, openmpi_root_env
+from fabricbench.launch.mpirun import mpi_provenance, read_hostfile
 
 
 @register
@@ -57,6 +57,7 @@ class LabLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         mpi = detect_mpi()
+        check_program(mpi, program)
         lay = self.layout
         first = lay.hosts[0]
         argv = [mpi.mpirun, "-np", str(lay.np)]
@@ -109,9 +110,12 @@ class LabLauncher(Launcher):
             "-hosts", ",".join(hosts),
             "-iface", iface,
             "-bind-to", "none",
-            # The fabrics MPICH may be built on: TCP on the lab interface only.
+            # The fabrics MPICH may be built on: TCP on the lab interface only. UCX would otherwise
+            # reach a rank of another lab node through shared memory (one kernel under all the
+            # namespaces) and bypass the shaped links; ranks of one node use MPICH's own shared memory.
             "-genv", "FI_PROVIDER", "tcp",
             "-genv", "FI_TCP_IFACE", iface,
+            "-genv", "UCX_TLS", "tcp",
             "-genv", "UCX_NET_DEVICES", iface,
         ]
         if lay.ppn:
@@ -130,7 +134,7 @@ class LabLauncher(Launcher):
         return len(dict.fromkeys(self.layout.hosts))
 
     def provenance(self) -> Dict[str, Any]:
-        return lab_provenance(self.lab, self.layout.hosts)
+        return {**mpi_provenance(), **lab_provenance(self.lab, self.layout.hosts)}
 
     def one_machine(self) -> bool:
         return True

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.launch import Launcher
-from fabricbench.launch.failure import explain_failure
+from fabricbench.launch.failure import explain_failure, launcher_line
+from fabricbench.launch.mpirun import report_exits
 from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import Measurement, Run, Store
@@ -81,8 +82,9 @@ class EngineOutputError(RunFailed):
 
 
 def engine_records(job: Job, deadline: Optional[float], benchmark: str,
-                   watchdog: Optional[Watchdog] = None) -> Iterator[Dict[str, Any]]:
-    """The engine's records as they arrive; TimeoutError past `deadline`, Silent past the watchdog."""
+                   watchdog: Optional[Watchdog] = None, launcher_said: Optional[List[str]] = None) -> Iterator[Dict[str, Any]]:
+    """The engine's records as they arrive; TimeoutError past `deadline`, Silent past the watchdog.
+    Lines the launcher printed on the same stdout (MPICH's Hydra does) go to `launcher_said`."""
     silence = watchdog.allowed if watchdog is not None and watchdog.enabled else None
     for line in job.lines(deadline=deadline, silence=silence):
         line = line.strip()
@@ -91,19 +93,25 @@ def engine_records(job: Job, deadline: Optional[float], benchmark: str,
         try:
             yield json.loads(line)
         except json.JSONDecodeError:
+            if launcher_said is not None and launcher_line(line):
+                launcher_said.append(line)
+                continue
             raise EngineOutputError(f"{benchmark}: the engine printed a line that is not JSON: {line[:120]!r}") from None
 
 
 def _run_step(session: Session, launcher: Launcher, step: Step, index: int, total: int,
               deadline: Optional[float], observer: Observer, watchdog: Watchdog) -> None:
-    argv = launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"])
+    argv = report_exits(launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"]))
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
     done, ended, last_size = 0, False, None
+    launcher_said: List[str] = []
+    rank_hosts = None
     try:
-        for rec in engine_records(job, deadline, step.benchmark, watchdog):
+        for rec in engine_records(job, deadline, step.benchmark, watchdog, launcher_said):
             kind = rec.get("record")
             if kind == "run":
+                rank_hosts = rec.get("hosts")
                 observer.step_started(index, total, step, rec.get("points_planned"))
             elif kind == "point":
                 m = Measurement.from_record(rec)
@@ -131,7 +139,7 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
         session.flush()
     if rc != 0 or not ended:
         raise RunFailed(f"{step.benchmark} {_where(planned_sizes, last_size, done)}: "
-                        f"{explain_failure(job.stderr)} (exit status {rc})")
+                        f"{explain_failure(chr(10).join([job.stderr, *launcher_said]), rank_hosts)} (exit status {rc})")
     observer.step_finished(step)
 
 

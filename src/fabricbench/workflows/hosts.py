@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Sequence
 
 from fabricbench import provenance as prov
 from fabricbench.launch import Launcher, Layout
-from fabricbench.launch.failure import explain_start_failure
+from fabricbench.launch.failure import explain_start_failure, launcher_line
 from fabricbench.launch.procs import run_capture
 from fabricbench.native import engine_path
 from fabricbench.workflows.session import RunFailed
@@ -58,7 +58,8 @@ def engine_info(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
         elif rec.get("record") == "rank_info":
             ranks.append(rec)
     if rc != 0 or not header:
-        raise RunFailed(f"the engine could not start through {launcher.name}: {explain_start_failure(err)}")
+        said = [line for line in out.splitlines() if launcher_line(line)]  # Hydra reports on stdout
+        raise RunFailed(f"the engine could not start through {launcher.name}: {explain_start_failure(chr(10).join([err, *said]))}")
     return {"header": header, "ranks": ranks}
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
-from fabricbench.launch.failure import explain_exit
+from fabricbench.launch.failure import explain_exit, launcher_line
 from fabricbench.launch.procs import INHERIT, Job, run_short
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
@@ -74,6 +75,8 @@ def prepare_command(command: Sequence[str], library: PathLike, profile_path: Pat
             environ[key] = value
         else:
             environ.setdefault(key, value)
+    if flavour == "mpich":
+        argv[1:1] = ["-print-all-exitcodes"]  # Hydra names each rank's exit status: which rank died
     return argv, environ
 
 
@@ -98,19 +101,27 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         path.unlink()  # never mistake an old profile for this run's
     argv, environ = prepare_command(command, library, path, env)
 
+    # Hydra reports a dead rank on stdout: read it through (echoed) to keep its report.
+    hydra = "-print-all-exitcodes" in argv
     try:
-        job = Job(argv, env=environ, stdout=INHERIT, echo_stderr=sys.stderr.write, stderr_limit=STDERR_TAIL)
+        job = Job(argv, env=environ, stdout=None if hydra else INHERIT, echo_stderr=sys.stderr.write,
+                  stderr_limit=STDERR_TAIL)
     except OSError as exc:
         return ProfiledRun(None, None, f"no profile was produced: cannot start {argv[0]}: {exc.strerror or exc}")
-    timed_out = False
+    timed_out, said = False, []
     try:
+        if hydra:
+            for line in job.lines(deadline=time.monotonic() + timeout if timeout else None):
+                sys.stdout.write(line)
+                if launcher_line(line):
+                    said.append(line)
         job.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, TimeoutError):
         timed_out = True
     finally:
         job.stop()
     rc = job.returncode
-    stderr_text = job.stderr
+    stderr_text = "".join([job.stderr, *said])
 
     if timed_out:
         return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {timeout:g} s and was stopped")
