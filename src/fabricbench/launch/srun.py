@@ -46,11 +46,7 @@ class SrunLauncher(Launcher):
         forced = os.environ.get("FABRICBENCH_SRUN_MPI")
         if forced:
             return forced
-        try:
-            flavour = detect_mpi().flavour
-        except LaunchError:
-            flavour = "unknown"  # no mpirun on PATH: srun starts the ranks, the library says nothing here
-        return slurm.choose_mpi_plugin(flavour, slurm.mpi_plugins(self.cluster))
+        return slurm.choose_mpi_plugin(_flavour(), slurm.mpi_plugins(self.cluster))
 
     def nodes(self) -> int:
         """How many nodes the ranks go to: the hosts given, np / ppn, else one rank per node up to what there is."""
@@ -74,6 +70,13 @@ class SrunLauncher(Launcher):
 
     def command(self, program: Sequence[str]) -> List[str]:
         lay = self.layout
+        if self.cluster.lab is not None and _flavour() == "mpich":
+            # slurmd enters each node's network namespace but keeps the machine's /sys, where UCX looks for
+            # its devices: MPICH then finds no lab interface, or reaches the other "node" through shared memory
+            # and measures no link at all. Refused rather than measured wrong.
+            raise LaunchError(f"MPICH under srun on the lab '{self.cluster.lab.name}' would bypass its shaped links "
+                              "(UCX finds no lab interface in slurmd's /sys and uses shared memory): use "
+                              "--launcher lab for MPICH on the lab, or Open MPI with srun")
         argv = ["srun", f"--mpi={self.mpi_plugin()}", "--kill-on-bad-exit=1"]
         if lay.np:
             argv += ["--ntasks", str(lay.np)]
@@ -120,3 +123,12 @@ class SrunLauncher(Launcher):
             facts["cluster"] = facts.get("cluster") or self.cluster.lab.name
             return {"slurm": facts, **lab_provenance(self.cluster.lab, self.layout.hosts)}
         return {"slurm": facts}
+
+
+def _flavour() -> str:
+    """The selected MPI's family (openmpi, mpich), or "unknown" when no launcher of it is on PATH:
+    srun starts the ranks then, and the library says nothing here."""
+    try:
+        return detect_mpi().flavour
+    except LaunchError:
+        return "unknown"
