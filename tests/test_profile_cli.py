@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import mpirun_argv
+from conftest import MPICC, mpirun_argv
 from fabricbench.native import engine_path
 from fabricbench.store import open_db
 
@@ -79,9 +79,9 @@ def test_show_profile_by_callsite_and_phases(cli, db_path, tmp_path):
 
     source = Path(__file__).parent / "data" / "profiler" / "callsites.c"
     exe = tmp_path / "callsites"
-    subprocess.run(["mpicc", "-g", "-O1", "-pthread", "-o", str(exe), str(source)], check=True, timeout=120)
+    subprocess.run([MPICC, "-g", "-O1", "-pthread", "-o", str(exe), str(source)], check=True, timeout=120)
     line = next(no for no, text in enumerate(source.read_text().splitlines(), 1) if "site: global_sum" in text)
-    cli("profile", "--", *MPIRUN, str(exe))
+    cli("profile", "--", *mpirun_argv(2), str(exe))
 
     shown = cli("show-profile", "1", "--by", "callsite").stdout
     assert "MPI time by call site" in shown and f"global_sum (callsites.c:{line})" in shown

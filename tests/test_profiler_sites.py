@@ -209,7 +209,7 @@ def test_guarded_and_character_lines_make_the_right_wrappers(tmp_path):
     src = (tmp_path / "fb_wrappers.c").read_text()
     # gfortran's hidden CHARACTER length goes after ierr, passed through
     assert "void *name, MPI_Fint *ierr, size_t fb_len_name)" in src and "(comm, name, ierr, fb_len_name)" in src
-    assert "#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)\nint MPIX_Barrier_init(" in src
+    assert "#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)\nFB_EXPORT int MPIX_Barrier_init(" in src
     assert "mpix_barrier_init_" not in src  # guarded calls get a C wrapper only
     assert "fb_enter(FB_ID_MPI_Comm_set_name, __builtin_return_address(0))" in src
 
