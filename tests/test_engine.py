@@ -420,7 +420,7 @@ def test_validation_catches_injected_corruption(engine, validator, benchmark, np
         (["latency", "--window", "zero"], "--window"),
         (["nosuch"], "unknown benchmark 'nosuch'"),
         (["ring", "--sizes", "1K:2K"], "does not take --sizes"),
-        (["latency", "--window", "8"], "latency does not take --window (it applies to bw, bibw, mbw_mr, allpairs)"),
+        (["latency", "--window", "8"], "latency does not take --window (it applies to bw, bibw, mbw_mr, loggp, allpairs)"),
         (["allreduce", "--root", "1"], "allreduce does not take --root (it applies to bcast, reduce)"),
         (["bw", "--pairs", "1"], "bw does not take --pairs (it applies to mbw_mr, multi_lat, pingpong_pairs)"),
         (["bw", "--mode", "pairs"], "bw does not take --mode (it applies to allpairs)"),
@@ -470,7 +470,7 @@ EXAMPLE_VALUES = {
     "--sizes": "4:8", "--window": "2", "--warmup": "1", "--iterations": "2", "--time-budget": "0.01",
     "--min-iterations": "2", "--cache": "cold", "--cache-pool": "64K", "--validate": None, "--seed": "3",
     "--pairs": "1", "--random-rings": "1", "--root": "1", "--format": "jsonl", "--mode": "pairs",
-    "--size": "4K", "--repetitions": "1", "--retest": "1",
+    "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random",
 }
 
 

@@ -47,6 +47,7 @@ def test_a_build_for_one_mpi_is_refused_under_the_others_launcher(cli, monkeypat
         (build / "bin").mkdir(parents=True)
         (build / "share").mkdir()
         (build / "bin" / "fabricbench-mpi").symlink_to(native_build(running) / "bin" / "fabricbench-mpi")
+        (build / "share" / "benchmarks.jsonl").symlink_to(native_build(running) / "share" / "benchmarks.jsonl")
         (build / "share" / "mpi.json").write_text(json.dumps({"flavour": other, "library": f"{other} 9.9",
                                                               "mpicc": f"/opt/{other}/bin/mpicc"}))
     monkeypatch.setenv("FABRICBENCH_NATIVE_DIR", str(build))
