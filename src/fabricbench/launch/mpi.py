@@ -158,8 +158,10 @@ def check_program(mpi: MpiInfo, program) -> bool:
 
     if not program:
         return False
-    try:
-        inside = Path(program[0]).resolve().is_relative_to(native_dir().resolve())
+    path, native = Path(program[0]), native_dir()
+    try:  # as named (a build may link its binaries from elsewhere) or with links resolved
+        inside = (Path(os.path.abspath(path)).is_relative_to(os.path.abspath(native))
+                  or path.resolve().is_relative_to(native.resolve()))
     except (OSError, ValueError):
         return False
     if inside:
