@@ -23,7 +23,7 @@ class NativeMissing(FabricbenchError):
 def native_dir() -> Path:
     override = os.environ.get("FABRICBENCH_NATIVE_DIR")
     if override:
-        return Path(override)
+        return Path(override).resolve()  # ranks may start in another folder (app runs)
     family = os.environ.get("FABRICBENCH_MPI", "").strip().lower()
     if family:
         per_mpi = per_mpi_dir(family)
