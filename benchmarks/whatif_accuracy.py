@@ -6,10 +6,12 @@ predict them at other rates from engine runs, measure them there, print the erro
 
 Collection (needs root and a free lab name): for each rate (the profile rate first, then the
 targets) the lab is brought up with 4 nodes, the engine measures what the models need
-(`fabricbench run latency loggp <collectives> --launcher lab --sizes 1:1M --iterations N`:
-the sizes reach past the token bucket's burst, 64 KiB at 100mbit, so the fitted bandwidth
-is the link's steady rate; a fixed small iteration count keeps the 100mbit run to minutes),
-and every application of the catalogue runs once per rate with
+(`fabricbench run latency loggp <collectives> --launcher lab --sizes 1:1M --time-budget 0.1
+--repeat 1`: the sizes reach past the token bucket's burst, 64 KiB at 100mbit, so the fitted
+bandwidth is the link's steady rate; the engine's floor of 10 iterations per point keeps the
+100mbit run to minutes),
+and every application of the catalogue runs at the profile rate once and at each target
+--repeats times (3; the median is the measurement) with
 `fabricbench app run NAME --np 4 --size S --launcher lab --profile`, one rank per node. The
 run at the profile rate is the profile that is predicted from; the runs at the targets are
 the measurements (their time is the profile's application time, MPI_Init to MPI_Finalize,
@@ -67,7 +69,8 @@ def last_run(db: str) -> int:
 
 def engine_run(args, rate: str) -> Dict:
     before = loadavg()
-    fb(args.db, "run", *args.benchmarks, "--launcher", "lab", "--sizes", args.sizes, "--iterations", str(args.iterations),
+    count = ["--iterations", str(args.iterations)] if args.iterations else ["--time-budget", str(args.time_budget)]
+    fb(args.db, "run", *args.benchmarks, "--launcher", "lab", "--sizes", args.sizes, *count, "--repeat", "1",
        "--label", f"whatif engine {rate}", "--tag", f"lab_rate={rate}", env=lab_env(args.lab))
     return {"run": last_run(args.db), "load": [before, loadavg()]}
 
@@ -186,9 +189,10 @@ def main() -> None:
     ap.add_argument("--apps", default=",".join(APPS), type=lambda s: s.split(","),
                     help="catalogue applications (fabricbench app list)")
     ap.add_argument("--size", type=int, default=1, help="problem size of every application (app run --size)")
-    ap.add_argument("--repeats", type=int, default=1, help="measured runs per application and target (median)")
+    ap.add_argument("--repeats", type=int, default=3, help="measured runs per application and target (median)")
     ap.add_argument("--timeout", type=float, default=900, help="stop one application run after this long, s")
-    ap.add_argument("--iterations", type=int, default=8, help="engine iterations per point (fixed)")
+    ap.add_argument("--iterations", type=int, default=0, help="engine iterations per point (default: adaptive)")
+    ap.add_argument("--time-budget", type=float, default=0.1, help="engine time budget per point, s (adaptive count)")
     ap.add_argument("--benchmarks", default=",".join(ENGINE_BENCHMARKS), type=lambda s: s.split(","),
                     help="engine benchmarks the models are fitted to")
     ap.add_argument("--sizes", default="1:1M", help="engine message sizes: past the lab's 64 KiB burst to the link's rate")

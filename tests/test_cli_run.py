@@ -152,7 +152,8 @@ def test_killed_rank_fails_the_run_and_names_it(cli, db_path):
 @pytest.mark.mpi
 def test_timeout_fails_the_run_and_keeps_points(cli, db_path):
     # Small latency points come fast; bibw at 4 MiB x 3000 iterations (~800 GB) cannot finish in 45 s.
-    proc = cli("run", "latency", "bibw", "--np", "2", "--sizes", "0:4M", "--iterations", "3000", "--timeout", "45", check=False)
+    proc = cli("run", "latency", "bibw", "--np", "2", "--sizes", "0:4M", "--iterations", "3000", "--repeat", "1", "--timeout", "45",
+               check=False)
     assert proc.returncode == 1 and "--timeout" in proc.stderr
     (run,) = open_db(str(db_path)).list_runs()
     assert run.status == "failed" and "--timeout" in run.message

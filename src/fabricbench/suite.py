@@ -108,6 +108,8 @@ class Step:
     benchmark: str
     sizes: Optional[str] = None
     args: Tuple[str, ...] = ()
+    launch: int = 1  # which of the run's `launches` of this step (workflows.repeats)
+    launches: int = 1
 
     def engine_args(self) -> List[str]:
         argv = [self.benchmark]

@@ -12,10 +12,12 @@ The rule for one point (``analysis.stats`` has the statistics):
   average) compare each point's headline value, as the tools print them. A side given as
   replicate runs (the same configuration measured again) contributes the geometric mean.
 - The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
-  sketch, else from n and stdev) plus the run-to-run noise: a single run's samples cannot
-  show how much the next run would differ. Replicate runs show it
-  (``stats.between_run_variance``); without them, the jitter between neighbouring sizes
-  does (``stats.roughness_variance``). A point without a CI on both
+  sketch, else from n and stdev) plus the run-to-run noise: a single launch's samples cannot
+  show how much the next would differ. Replicate runs, or the launches a run merged into
+  each point (``run --repeat``, the default), show it (``stats.between_run_variance``);
+  without them, the jitter between neighbouring sizes does (``stats.roughness_variance``).
+  A point merged from 3 or more launches is tested even without a CI of its own (the
+  launches' spread is its spread). Otherwise a point without a CI on both
   sides (a published number, an import that records only averages, a handful of rank
   averages) is shown but "not judged": a [min, max] over ranks is no sampling spread.
 - The p-values of all tested points are corrected together (Holm by default,
@@ -119,7 +121,7 @@ class SeriesComparison:
     benchmark_b: str
     points: List[PointComparison] = field(default_factory=list)
     run_noise: float = 0.0  # run-to-run standard deviation of ln(B/A)
-    noise_from: str = "curve"  # "curve" (the jitter between neighbouring sizes) or "replicates" (repeated runs)
+    noise_from: str = "curve"  # "curve" (jitter between neighbouring sizes), "replicates" (runs) or "launches"
 
     @property
     def benchmark(self) -> str:
@@ -196,7 +198,8 @@ class SeriesComparison:
             reasons = sorted({p.reason for p in self.points if p.significant is None})
             text += f"; not judged at {unjudged} ({', '.join(reasons)})"
         if self.run_noise >= 0.01:
-            where = "between replicate runs" if self.noise_from == "replicates" else "along the curve"
+            where = {"replicates": "between replicate runs", "launches": "between launches"}.get(self.noise_from,
+                                                                                                 "along the curve")
             text += f"; run-to-run noise {where} about {self.run_noise * 100:.0f}%"
         return text + "."
 
@@ -275,14 +278,19 @@ def _no_ci(m: Any) -> Optional[str]:
     return "no spread recorded"
 
 
+MIN_LAUNCHES = 3  # launches that give a side a spread when its points have no CI of their own
+
+
 @dataclass
 class Side:
-    """One side's figure for a point: from one run, or the geometric mean over replicate runs."""
+    """One side's figure for a point: from one run, or the geometric mean over replicate runs;
+    a run whose point merges several launches (``run --repeat``) contributes each launch."""
 
-    center: float
-    logs: List[float]  # ln of each run's figure
-    within: float  # variance of ln(center) from the runs' own CIs (mean se^2 / k)
+    center: float  # the geometric mean of `logs`: what is tested
+    logs: List[float]  # ln of each replicate's figure (runs, or launches)
+    within: float  # variance of ln(center) from the points' own CIs (mean se^2 / runs)
     ci: Optional[Tuple[float, float]] = None  # a single run's own CI of its median
+    source: str = "runs"  # what the replicates are: "runs" or "launches"
 
     @property
     def k(self) -> int:
@@ -290,7 +298,7 @@ class Side:
 
 
 def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[float], Optional[Side]]:
-    """(the figure shown, the Side to test or None when some run has no CI)."""
+    """(the figure shown, the Side to test or None when it has no spread to test with)."""
     values = [stats.center(m).value if statistic == "median" else _headline(m) for m in reps]
     if any(v is None for v in values):
         return None, None
@@ -298,12 +306,21 @@ def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[f
         shown = values[0] if len(values) == 1 else sum(values) / len(values)
     else:
         shown = math.exp(sum(math.log(v) for v in values) / len(values))
-    cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None]
-    if any(ci is None for ci in cis) or shown <= 0 or any(v <= 0 for v in values):
+    if shown <= 0 or any(v <= 0 for v in values):
         return shown, None
-    within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
-    own = (cis[0].low, cis[0].high) if len(cis) == 1 else None
-    return shown, Side(shown, [math.log(v) for v in values], within, own)
+    per_run = [stats.launch_values(m, statistic) for m in reps]
+    launched = all(len(lv) >= 2 and min(lv) > 0 for lv in per_run)
+    logs = ([math.log(x) for lv in per_run for x in lv] if launched else [math.log(v) for v in values])
+    cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None] * len(reps)
+    if any(ci is None for ci in cis):
+        if not (launched and len(logs) >= MIN_LAUNCHES):
+            return shown, None
+        within = 0.0  # the launches' spread is all there is (a few rank averages, say)
+    else:
+        within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
+    own = (cis[0].low, cis[0].high) if len(cis) == 1 and cis[0] is not None else None
+    center = math.exp(sum(logs) / len(logs))
+    return shown, Side(center, logs, within, own, "launches" if launched else "runs")
 
 
 def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
@@ -503,19 +520,20 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
 
 def _side_ci(side: Side, sigma2: float, z: float) -> Tuple[float, float]:
     """The CI of a side's figure: one run's own CI, or for replicates their CIs and the run-to-run noise."""
-    if side.ci is not None:
+    if side.ci is not None and side.k == 1:
         return side.ci
     m = sum(side.logs) / side.k
     half = z * math.sqrt(side.within + (sigma2 / side.k if side.k > 1 else 0.0))
-    return math.exp(m - half), math.exp(m + half)
+    return stats.clipped_exp(m - half), stats.clipped_exp(m + half)
 
 
 def _run_to_run(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Tuple[float, str]:
-    """Variance of ln(one run's figure) between runs, and where it came from: replicate runs of either
-    side when there are any (stats.between_run_variance), else the jitter along the curve."""
+    """Variance of ln(one replicate's figure), and where it came from: replicate runs or launches of
+    either side when there are any (stats.between_run_variance), else the jitter along the curve."""
     groups = [side.logs for _pc, sa, sb in items for side in (sa, sb) if side.k > 1]
     if groups:
-        return stats.between_run_variance(groups), "replicates"
+        launched = all(side.source == "launches" for _pc, sa, sb in items for side in (sa, sb) if side.k > 1)
+        return stats.between_run_variance(groups), "launches" if launched else "replicates"
     logs = [math.log(sb.center / sa.center) for _pc, sa, sb in items]
     return stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2, "curve"
 

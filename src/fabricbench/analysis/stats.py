@@ -53,6 +53,18 @@ def sketch(m: Any) -> Optional[np.ndarray]:
     return arr if np.all(np.diff(arr) >= 0) else None
 
 
+def launch_values(m: Any, statistic: str = "median") -> List[float]:
+    """Each launch's own figure of a point merged from several launches (``run --repeat``;
+    ``detail.launches``): its median, or its headline value; empty for a point from one launch."""
+    detail = getattr(m, "detail", None)
+    found = detail.get("launches") if isinstance(detail, dict) else None
+    if not isinstance(found, list) or len(found) < 2:
+        return []
+    key = "median" if statistic == "median" else "value"
+    values = [_finite(x.get(key)) if isinstance(x, dict) else None for x in found]
+    return [v for v in values if v is not None] if all(v is not None for v in values) else []
+
+
 def quantile(m: Any, percent: float) -> Optional[float]:
     """A percentile of the point's samples from its sketch (None without one)."""
     q = sketch(m)
@@ -93,10 +105,14 @@ class Interval:
 
     @property
     def rel_se(self) -> float:
-        """Standard error of ln(median), from the half-width (delta method)."""
+        """Standard error of ln(median): from the interval's width on the log scale when both ends
+        are positive (a skewed interval, 0.5 to 4000 around 14, stays a finite spread), else from
+        the half-width (delta method)."""
         if self.center == 0:
             return math.inf
         z = float(_st.norm.ppf(0.5 + self.level / 2))
+        if self.low > 0 and self.high > 0:
+            return (math.log(self.high) - math.log(self.low)) / (2 * z)
         return (self.high - self.low) / (2 * z * abs(self.center))
 
 
@@ -135,10 +151,11 @@ class RatioTest:
     def interval(self, level: float = 0.95) -> Tuple[float, float]:
         z = float(_st.norm.ppf(0.5 + level / 2))
         d = math.log(self.ratio)
-        return _exp(d - z * self.log_se), _exp(d + z * self.log_se)
+        return clipped_exp(d - z * self.log_se), clipped_exp(d + z * self.log_se)
 
 
-def _exp(x: float) -> float:
+def clipped_exp(x: float) -> float:
+    """exp(x) with x clipped to +-700, so that a huge spread gives a huge interval, not an OverflowError."""
     return math.exp(min(max(x, -700.0), 700.0))
 
 
@@ -149,8 +166,8 @@ def norm_quantile(q: float) -> float:
 def log_ratio_test(d: float, se: float) -> RatioTest:
     """Test ln(B/A) = d against 0 with standard error se (normal)."""
     if se == 0:
-        return RatioTest(_exp(d), 0.0, 0.0 if d else 1.0)
-    return RatioTest(_exp(d), se, float(2 * _st.norm.sf(abs(d) / se)))
+        return RatioTest(clipped_exp(d), 0.0, 0.0 if d else 1.0)
+    return RatioTest(clipped_exp(d), se, float(2 * _st.norm.sf(abs(d) / se)))
 
 
 def ratio_test(a: Interval, b: Interval, extra_var: float = 0.0) -> Optional[RatioTest]:
@@ -225,7 +242,7 @@ def geometric_mean_ci(ratios: Sequence[float], level: float = 0.95,
     else:
         sd = float(np.std(logs, ddof=1))
         half = float(_st.t.ppf(0.5 + level / 2, len(logs) - 1)) * sd / math.sqrt(len(logs))
-    return _exp(mean), _exp(mean - half), _exp(mean + half)
+    return clipped_exp(mean), clipped_exp(mean - half), clipped_exp(mean + half)
 
 
 # -- Student's t, for the scaling study's means ------------------------------------------

@@ -122,8 +122,8 @@ def print_comparison(result, show_points: bool = True) -> None:
     if result.series:
         console.print(Text(result.summary(), style="bold"))
         if show_points:
-            console.print(Text("Medians compared; each 95% CI is the point's own, the verdicts are corrected for "
-                               "every point tested.", style="dim"))
+            console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
+                               "series names; the verdicts are corrected for every point tested.", style="dim"))
 
 
 def load_side(store, refs: str):

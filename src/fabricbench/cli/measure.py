@@ -32,6 +32,8 @@ class ProgressObserver(Observer):
         if self.task is not None:
             self.progress.remove_task(self.task)
         desc = f"[{index + 1}/{total}] {step.benchmark}"
+        if step.launches > 1:
+            desc += f" (launch {step.launch} of {step.launches})"
         self.task = self.progress.add_task(desc, total=planned or None, size="")
 
     def point(self, step, measurement, done) -> None:
@@ -98,8 +100,12 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--order", type=click.Choice(["ascending", "random"]), default="ascending", show_default=True,
               help="Order in which each benchmark measures its sizes: random (a shuffle from the engine's seed) "
               "scatters a burst of load over the curve instead of a run of neighbouring sizes.")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Launch every benchmark this many times, interleaved, and merge each point's launches; the "
+              "time budget (or --iterations) is split between them. compare takes the spread between launches "
+              "as the run-to-run noise; 1 launches once.")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order, repeat):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
     Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
@@ -123,9 +129,10 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         TimeElapsedColumn(),
     ) as progress:
         outcome = measure(store, chosen, steps, label=label, tags=tag_map, timeout=timeout, observer=ProgressObserver(progress),
-                          watchdog=watchdog)
+                          watchdog=watchdog, repeat=repeat)
+    launched = f" ({repeat} launches each)" if repeat > 1 else ""
     console.print(
-        f"run [bold]{outcome.run.id}[/] complete: {outcome.points} points from {len(steps)} benchmarks "
+        f"run [bold]{outcome.run.id}[/] complete: {outcome.points} points from {len(steps)} benchmarks{launched} "
         f"on {chosen.layout.np} ranks, stored in {safe_markup(store.where)}",
         highlight=False,
     )

@@ -252,6 +252,18 @@ class Store:
             self._insert_measurements(conn, run_id, items)
         return len(items)
 
+    def replace_measurements(self, run_id: int, items: Iterable[Measurement]) -> int:
+        """Store new figures for points already stored (each item's seq names its row), in one transaction."""
+        items = list(items)
+        m = schema.measurements
+        with self._write() as conn:
+            for item in items:
+                if item.seq is None:
+                    raise ValueError("replace_measurements: a measurement without its seq")
+                values = {k: getattr(item, k) for k in STAT_FIELDS}
+                conn.execute(m.update().where(m.c.run_id == run_id, m.c.seq == item.seq).values(detail=item.detail, **values))
+        return len(items)
+
     def add_measurement(self, run_id: int, item: Measurement) -> None:
         self.add_measurements(run_id, [item])
 
@@ -337,6 +349,7 @@ class Store:
                 detail=item.detail,
             )
             rows.append(row)
+            item.seq = seq + offset
         conn.execute(m.insert(), rows)
 
     @staticmethod

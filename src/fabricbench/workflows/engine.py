@@ -21,6 +21,7 @@ from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import Measurement, Run, Store
 from fabricbench.suite import Step
+from fabricbench.workflows import repeats
 from fabricbench.workflows.hosts import collect_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
 from fabricbench.workflows.watchdog import Watchdog, fixed_limit
@@ -57,8 +58,11 @@ def measure(
     kind: str = "benchmark",
     extra_provenance: Optional[Dict[str, Any]] = None,
     watchdog: Optional[float] = None,
+    repeat: int = 1,
 ) -> Outcome:
     """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end.
+
+    `repeat`: launches of every step, interleaved, merged into one point each (workflows.repeats).
 
     `watchdog`: seconds of engine silence that fail the run (0: never); None derives them from
     each step's plan (see workflows.watchdog), or takes $FABRICBENCH_WATCHDOG."""
@@ -68,12 +72,16 @@ def measure(
     observer.provenance_started()
     info = collect_provenance(launcher, timeout=min(timeout or 120.0, 120.0))
     provenance = info["run"] | {"steps": [s.engine_args() for s in steps], "launch": launcher.command(["fabricbench-mpi"])}
+    if repeat > 1:
+        provenance["repeat"] = repeat
+    launches = repeats.schedule(steps, repeat)
     with Session(store, kind=kind, label=label, tags=tags, command=command,
                  provenance=provenance | dict(extra_provenance or {}), ranks=info["run"]["ranks"]) as session:
         session.add_hosts(info["hosts"])
         ranks = info["run"]["ranks"] or launcher.layout.np or 2
-        for index, step in enumerate(steps):
-            _run_step(session, launcher, step, index, len(steps), deadline, observer, Watchdog(step, ranks, fixed))
+        points: Dict[Any, Measurement] = {}  # each point as stored so far, for the later launches
+        for index, step in enumerate(launches):
+            _run_step(session, launcher, step, index, len(launches), deadline, observer, Watchdog(step, ranks, fixed), points)
     return Outcome(run=session.run, points=session.points, status=session.status, message=session.message)
 
 
@@ -100,7 +108,8 @@ def engine_records(job: Job, deadline: Optional[float], benchmark: str,
 
 
 def _run_step(session: Session, launcher: Launcher, step: Step, index: int, total: int,
-              deadline: Optional[float], observer: Observer, watchdog: Watchdog) -> None:
+              deadline: Optional[float], observer: Observer, watchdog: Watchdog,
+              points: Optional[Dict[Any, Measurement]] = None) -> None:
     argv = report_exits(launcher.command([str(engine_path()), *step.engine_args(), "--format", "jsonl"]))
     job = Job(argv, env=launcher.environment())
     planned_sizes = step.planned_sizes()
@@ -115,7 +124,7 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
                 observer.step_started(index, total, step, rec.get("points_planned"))
             elif kind == "point":
                 m = Measurement.from_record(rec)
-                session.add(m)
+                _record(session, m, points if points is not None else {}, step.launch)
                 done += 1
                 last_size = m.size
                 observer.point(step, m, done)
@@ -141,6 +150,19 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
         raise RunFailed(f"{step.benchmark} {_where(planned_sizes, last_size, done)}: "
                         f"{explain_failure(chr(10).join([job.stderr, *launcher_said]), rank_hosts)} (exit status {rc})")
     observer.step_finished(step)
+
+
+def _record(session: Session, m: Measurement, points: Dict[Any, Measurement], launch: int) -> None:
+    """A new point, or a later launch of one stored before: merged into it."""
+    key = repeats.point_key(m)
+    stored = points.get(key)
+    if launch == 1 or stored is None or stored.seq is None:
+        session.add(m)
+        points.setdefault(key, m)
+        return
+    merged = repeats.merge(stored, m)
+    session.replace(merged)
+    points[key] = merged
 
 
 def _where(planned: List[int], last_size: Optional[int], done: int) -> str:

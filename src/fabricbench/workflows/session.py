@@ -61,6 +61,7 @@ class PendingPoints:
     def __init__(self, store: Store, run_id: int):
         self.store, self.run_id = store, run_id
         self.items: List[Measurement] = []
+        self.replaced: List[Measurement] = []  # points stored before, with new figures
         self.last = time.monotonic()
 
     def add(self, m: Measurement) -> int:
@@ -70,15 +71,21 @@ class PendingPoints:
             return self.flush()
         return 0
 
+    def replace(self, m: Measurement) -> None:
+        self.replaced.append(m)
+
     def flush(self) -> int:
         n = self.store.add_measurements(self.run_id, self.items) if self.items else 0
         self.items = []
+        if self.replaced:
+            self.store.replace_measurements(self.run_id, self.replaced)
+            self.replaced = []
         self.last = time.monotonic()
         return n
 
     def drop(self) -> int:
         """Forget what could not be stored; returns how many points that was."""
-        n, self.items = len(self.items), []
+        n, self.items, self.replaced = len(self.items), [], []
         return n
 
 
@@ -123,6 +130,10 @@ class Session:
 
     def add(self, m: Measurement) -> None:
         self.points += self._pending.add(m)
+
+    def replace(self, m: Measurement) -> None:
+        """New figures for a point already added (the same point's later launch merged in)."""
+        self._pending.replace(m)
 
     def add_now(self, items: Iterable[Measurement]) -> None:
         """Commit these (and anything pending) at once."""
