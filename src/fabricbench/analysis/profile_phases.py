@@ -55,6 +55,7 @@ LIGHT = 0.02          # share of wall time in MPI (or in data-moving calls) belo
 SYNC_BYTES = 64       # a collective of at most this many bytes per call synchronises
 COLLECTIVE = re.compile(r"^MPIX?_I?(Bcast|Reduce|Allreduce|Reduce_scatter(_block)?|Scan|Exscan|Allgatherv?|"
                         r"Gatherv?|Scatterv?|Alltoall[vw]?|Neighbor_all(gather|toall)[vw]?)(_init)?$")
+NONBLOCKING_P2P = re.compile(r"^MPI_I[bsr]?(send|recv)$|^MPI_Imrecv$")
 POLL = re.compile(r"^MPI_(Test(any|all|some)?|Iprobe|Improbe)$")
 QUIET_CALLS = 0.1     # a stretch whose data-moving calls are fewer than this share is quiet
 RANKING = "data-moving calls first, by bytes moved; then waits, by time"
@@ -185,50 +186,64 @@ def _pattern(grid: Dict[str, Any], a: int, b: int) -> Optional[str]:
     data = grid["data"][a:b]
     moving = np.where(data, grid["time"][a:b], 0.0).sum(axis=0)
     if moving.sum() >= LIGHT * grid["wall"][a:b].sum():
-        return grid["calls"][int(np.argmax(moving))]
+        return _kind(grid["calls"][int(np.argmax(moving))])
     count = grid["count"][a:b].sum(axis=0)
     started = np.where(data, grid["count"][a:b], 0.0).sum(axis=0)
     polls = np.array([bool(POLL.match(c)) for c in grid["calls"]], dtype=bool)
     if started.sum() == 0 or started.sum() < QUIET_CALLS * count[~polls].sum():
         return None
-    return grid["calls"][int(np.argmax(started))]
+    return _kind(grid["calls"][int(np.argmax(started))])
+
+
+def _kind(call: str) -> str:
+    """The non-blocking sends and receives are one pattern (which of them takes longer to
+    post changes from stretch to stretch)."""
+    return "non-blocking point-to-point" if NONBLOCKING_P2P.match(call) else call
 
 
 def merge_segments(grid: Dict[str, Any], x: np.ndarray, bounds: List[int],
                    max_phases: int = MAX_PHASES) -> List[int]:
-    """Phases from segments: neighbours with the same pattern (their leading data-moving call,
-    see _pattern) join, and so do two stretches of one pattern with one segment between them
-    that moves no data or is shorter than both (PTRANS's checks between its transposes, a
-    ring of one kind between two of another). Then, while there are more than max_phases,
-    the neighbours whose joining adds least to the squared error join."""
-    segs = [[a, b, _pattern(grid, a, b)] for a, b in zip(bounds, bounds[1:])]
+    """Phases from segments. Each segment has a pattern (its leading data-moving call, see
+    _pattern; None when quiet). Two stretches of one pattern join, with what lies between
+    them, when that is one segment that is quiet, no longer than the longer of the two, or of
+    a pattern already joined into them; or two segments, each quiet or of such a pattern.
+    So PTRANS's checks join its transposes, and b_eff's non-blocking rings its MPI_Sendrecv
+    rings; a pattern seen once (MPIFFT's MPI_Alltoall) stays a phase of its own. Then, while
+    there are more than max_phases, the neighbours whose joining adds least to the squared
+    error join."""
+    segs: List[list] = []
+    for a, b in zip(bounds, bounds[1:]):
+        p = _pattern(grid, a, b)
+        if segs and segs[-1][2] == p:
+            segs[-1][1] = b
+        else:
+            segs.append([a, b, p, {p} - {None}])
 
-    def coalesce(segs):
-        out = [segs[0]]
-        for a, b, p in segs[1:]:
-            if p == out[-1][2]:
-                out[-1][1] = b
-            else:
-                out.append([a, b, p])
-        return out
+    def absorbed(middle: List[list], kinds: set, longest: int) -> bool:
+        if len(middle) == 1 and middle[0][1] - middle[0][0] <= longest:
+            return True
+        return all(m[2] is None or m[2] in kinds for m in middle)
 
-    segs = coalesce(segs)
     joined = True
     while joined:
         joined = False
-        for i in range(1, len(segs) - 1):
-            (a, k, p), (_, k2, q), (_, b, r) = segs[i - 1], segs[i], segs[i + 1]
-            if p is not None and p == r and (q is None or k2 - k <= min(k - a, b - k2)):
-                segs[i - 1:i + 2] = [[a, b, _pattern(grid, a, b)]]
-                segs = coalesce(segs)
-                joined = True
+        for span in (1, 2):
+            for i in range(len(segs) - span - 1):
+                first, last, middle = segs[i], segs[i + span + 1], segs[i + 1:i + span + 1]
+                longest = max(first[1] - first[0], last[1] - last[0])
+                if first[2] is not None and first[2] == last[2] and absorbed(middle, first[3] | last[3], longest):
+                    kinds = set().union(*(m[3] for m in segs[i:i + span + 2]))
+                    segs[i:i + span + 2] = [[first[0], last[1], first[2], kinds]]
+                    joined = True
+                    break
+            if joined:
                 break
     cost = _Costs(x)
     while len(segs) > max(1, max_phases):
         j = min(range(1, len(segs)), key=lambda j: cost.merge_cost(segs[j - 1][0], segs[j][0], segs[j][1]))
         a, b = segs[j - 1][0], segs[j][1]
-        segs[j - 1:j + 1] = [[a, b, _pattern(grid, a, b)]]
-    return [segs[0][0]] + [b for _a, b, _p in segs]
+        segs[j - 1:j + 1] = [[a, b, _pattern(grid, a, b), segs[j - 1][3] | segs[j][3]]]
+    return [segs[0][0]] + [seg[1] for seg in segs]
 
 
 def _marked_spans(profile: Dict[str, Any], end: float) -> Optional[List[Tuple[float, float, str]]]:
