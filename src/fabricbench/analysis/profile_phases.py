@@ -42,7 +42,7 @@ import numpy as np
 
 from fabricbench.analysis.profile import _pct, size_label
 from fabricbench.analysis.profile_data import bin_range, format_bytes
-from fabricbench.report.format import number
+from fabricbench.report.format import fixed, number
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
 MAX_PHASES = 16      # phases shown at most
@@ -346,6 +346,11 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
     return {"phases": out, "method": method, "step": step}
 
 
+def _clock(t: float, step: float) -> str:
+    """A phase boundary to the window's precision (a phase of a few ms shows its length)."""
+    return fixed(t, max(2, min(6, math.ceil(-math.log10(step))))) if step > 0 else number(t)
+
+
 def phase_lines(result: Dict[str, Any]) -> List[str]:
     """The phases as text (lines of at most about 80 columns): a heading that says how the
     phases were found and how calls are ranked, then one heading and bullets per phase."""
@@ -361,7 +366,8 @@ def phase_lines(result: Dict[str, Any]) -> List[str]:
              f"Waits: Barrier, Wait/Test, probes, communicator calls, collectives <= {SYNC_BYTES} B."]
     for ph in result["phases"]:
         label = f" after {ph['label']}" if ph["label"] and ph["label"] != "start" else ""
-        lines.append(f"Phase {ph['phase']}{label}: {number(ph['start'])} s to {number(ph['end'])} s, "
+        lines.append(f"Phase {ph['phase']}{label}: {_clock(ph['start'], result['step'])} s to "
+                     f"{_clock(ph['end'], result['step'])} s, "
                      f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
         if not ph["top_calls"]:
             lines.append("  - no MPI calls")
