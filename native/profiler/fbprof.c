@@ -71,23 +71,45 @@ void fb_before_init(int id)
 
 static pthread_mutex_t fb_win_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The call's window column + 1, given out on its first call on this rank. */
+unsigned fb_window_column(int id)
+{
+    pthread_mutex_lock(&fb_win_lock);
+    unsigned col = fb.win_col[id];
+    if (col == 0) {
+        if (fb.win_ncols < FB_WCOLS - 1) {
+            col = ++fb.win_ncols;
+            fb.win_call[col - 1] = (int16_t)id;
+        } else {
+            col = FB_WCOLS;
+            fb.win_call[FB_WCOLS - 1] = -1;
+        }
+        __atomic_store_n(&fb.win_col[id], (uint8_t)col, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&fb_win_lock);
+    return col;
+}
+
 static void fb_window_grow(uint64_t rel)
 {
     while ((rel >> fb.win_shift) >= FB_NWIN) {
         for (size_t w = 0; w < FB_NWIN / 2; w++) {
-            for (size_t c = 0; c < FB_NCALLS; c++) {
-                const fb_wcell_t *a = &fb.windows[2 * w * FB_NCALLS + c], *b = &fb.windows[(2 * w + 1) * FB_NCALLS + c];
+            for (size_t c = 0; c < FB_WCOLS; c++) {
+                const fb_wcell_t *a = &fb.windows[2 * w * FB_WCOLS + c], *b = &fb.windows[(2 * w + 1) * FB_WCOLS + c];
                 fb_wcell_t m = {a->ticks + b->ticks, a->bytes + b->bytes, a->bins | b->bins, a->count + b->count};
-                fb.windows[w * FB_NCALLS + c] = m;
+                fb.windows[w * FB_WCOLS + c] = m;
             }
         }
-        memset(&fb.windows[(size_t)(FB_NWIN / 2) * FB_NCALLS], 0, (size_t)(FB_NWIN / 2) * FB_NCALLS * sizeof(fb_wcell_t));
+        memset(&fb.windows[(size_t)(FB_NWIN / 2) * FB_WCOLS], 0, (size_t)(FB_NWIN / 2) * FB_WCOLS * sizeof(fb_wcell_t));
         __atomic_store_n(&fb.win_shift, fb.win_shift + 1, __ATOMIC_RELEASE);
     }
 }
 
 void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin)
 {
+    unsigned col = __atomic_load_n(&fb.win_col[id], __ATOMIC_ACQUIRE);
+    if (col == 0)
+        col = fb_window_column(id);
     if (fb.threaded)
         pthread_mutex_lock(&fb_win_lock);
     uint64_t end = rel + dt;
@@ -95,14 +117,14 @@ void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigne
         fb_window_grow(end);
     unsigned shift = fb.win_shift;
     uint64_t w = rel >> shift, last = end >> shift;
-    fb_wcell_t *first = &fb.windows[w * FB_NCALLS + (unsigned)id];
+    fb_wcell_t *first = &fb.windows[w * FB_WCOLS + col - 1];
     fb_add(&first->count, 1);
     fb_add(&first->bytes, bytes);
     __atomic_fetch_or(&first->bins, 1ull << (bin < 63 ? bin : 63), __ATOMIC_RELAXED);
     for (uint64_t t = rel; w <= last; w++) {
         uint64_t wend = (w + 1) << shift;
         uint64_t part = (end < wend ? end : wend) - t;
-        fb_add(&fb.windows[w * FB_NCALLS + (unsigned)id].ticks, part);
+        fb_add(&fb.windows[w * FB_WCOLS + col - 1].ticks, part);
         t += part;
     }
     if (fb.threaded)
@@ -487,7 +509,7 @@ void fb_init(void)
     fb_handles = calloc(FB_TABLE_SLOTS, sizeof *fb_handles);
     fb_reqs = calloc(FB_TABLE_SLOTS, sizeof *fb_reqs);
     fb.sites = calloc(FB_NSITES, sizeof *fb.sites);
-    fb.windows = calloc((size_t)FB_NWIN * FB_NCALLS, sizeof *fb.windows);
+    fb.windows = calloc((size_t)FB_NWIN * FB_WCOLS, sizeof *fb.windows);
     if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs || !fb.sites || !fb.windows) {
         fprintf(stderr, "libfabricbench-prof: out of memory at MPI_Init; profiling is off\n");
         return;
@@ -765,7 +787,7 @@ static void fb_json_windows(FILE *f, const fb_gathered_t *g)
     for (int r = 0; r < fb.world_size; r++) {
         for (int i = 0; i < g->infos[r].n_wentries; i++, k++) {
             const fb_window_out_t *w = &g->windows[k];
-            const char *name = w->call >= 0 && w->call < FB_NCALLS ? fb_call_names[w->call] : "unknown";
+            const char *name = w->call >= 0 && w->call < FB_NCALLS ? fb_call_names[w->call] : FB_WOTHER;
             fprintf(f, "%s\n    [%d, %d, \"%s\", %llu, %llu, %.9g, %llu]", first ? "" : ",", r, (int)w->window, name,
                     (unsigned long long)w->count, (unsigned long long)w->bytes, w->time, (unsigned long long)w->bins);
             first = 0;
@@ -1018,14 +1040,14 @@ static fb_window_out_t *fb_windows_out(fb_rank_info_t *me, uint64_t end_tick, do
     uint64_t rel = end_tick > fb.win_origin ? end_tick - fb.win_origin : 0;
     fb_window_grow(rel);
     size_t nwin = (size_t)(rel >> fb.win_shift) + 1, used = 0;
-    for (size_t i = 0; i < (size_t)FB_NWIN * FB_NCALLS; i++)
+    for (size_t i = 0; i < (size_t)FB_NWIN * FB_WCOLS; i++)
         used += fb.windows[i].count != 0 || fb.windows[i].ticks != 0;
     fb_window_out_t *out = malloc((used ? used : 1) * sizeof *out);
     size_t k = 0;
-    for (size_t i = 0; out && i < (size_t)FB_NWIN * FB_NCALLS; i++) {
+    for (size_t i = 0; out && i < (size_t)FB_NWIN * FB_WCOLS; i++) {
         const fb_wcell_t *c = &fb.windows[i];
         if (c->count || c->ticks)
-            out[k++] = (fb_window_out_t){(int32_t)(i / FB_NCALLS), (int32_t)(i % FB_NCALLS), c->count, c->bytes,
+            out[k++] = (fb_window_out_t){(int32_t)(i / FB_WCOLS), fb.win_call[i % FB_WCOLS], c->count, c->bytes,
                                          c->bins, (double)c->ticks * tick_seconds};
     }
     me->n_wentries = out ? (int32_t)k : 0;

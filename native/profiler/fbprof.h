@@ -39,8 +39,13 @@
 #define FB_SITE_PROBES 8
 
 /* Time windows: FB_NWIN windows of 2^win_shift ticks each, per call. When a call ends past
- * the last window, pairs of windows merge and the length doubles: memory stays fixed. */
-#define FB_NWIN 256
+ * the last window, pairs of windows merge and the length doubles: memory stays fixed. A
+ * window has FB_WCOLS columns, given to calls in the order a rank first makes them (a
+ * program makes a few dozen distinct calls); calls after the first FB_WCOLS - 1 share the
+ * last column, reported as FB_WOTHER. */
+#define FB_NWIN 2048
+#define FB_WCOLS 64
+#define FB_WOTHER "other MPI calls"
 #define FB_WIN_SHIFT0 20 /* first window length: 2^20 ticks (about 0.4 ms of TSC, 1 ms of ns) */
 
 /* MPI_Pcontrol calls kept per rank (the phase boundaries the program marks). */
@@ -108,7 +113,10 @@ typedef struct {
     int nthreads;              /* threads that have called MPI (may exceed FB_MAX_THREADS) */
     fb_site_t *sites;          /* [FB_NSITES] */
     uint64_t sites_dropped;    /* calls whose site found no slot */
-    fb_wcell_t *windows;       /* [FB_NWIN][FB_NCALLS] */
+    fb_wcell_t *windows;       /* [FB_NWIN][FB_WCOLS] */
+    uint8_t win_col[FB_NCALLS]; /* a call's window column + 1 (0: none yet) */
+    int16_t win_call[FB_WCOLS]; /* the call of each column (-1: the shared last one) */
+    unsigned win_ncols;        /* columns given out */
     uint64_t win_origin;       /* tick at which window 0 starts (MPI_Init) */
     unsigned win_shift;        /* a window is 2^win_shift ticks */
     uint64_t before_init[FB_NCALLS]; /* calls made before MPI_Init (counted, not timed) */
@@ -142,6 +150,7 @@ FB_HIDDEN fb_thread_t *fb_thread_claim(void);
 FB_HIDDEN void fb_busy_enter(void);
 FB_HIDDEN void fb_busy_leave(void);
 FB_HIDDEN void fb_before_init(int id);
+FB_HIDDEN unsigned fb_window_column(int id);
 FB_HIDDEN void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin);
 
 /* ---------------------------------------------------------------- timing */
@@ -254,7 +263,10 @@ static inline void fb_window_add(int id, uint64_t dt, uint64_t bytes, unsigned b
         fb_window_spread(id, rel, dt, bytes, bin);
         return;
     }
-    fb_wcell_t *c = &fb.windows[w * FB_NCALLS + (unsigned)id];
+    unsigned col = __atomic_load_n(&fb.win_col[id], __ATOMIC_ACQUIRE);
+    if (FB_UNLIKELY(col == 0))
+        col = fb_window_column(id);
+    fb_wcell_t *c = &fb.windows[w * FB_WCOLS + col - 1];
     uint64_t bit = 1ull << (bin < 63 ? bin : 63);
     fb_add(&c->count, 1);
     fb_add(&c->ticks, dt);

@@ -15,27 +15,58 @@ instead, at their exact times: the program said where its phases are. A window t
 boundary cuts counts in each phase in proportion to the time it shares with it, so a
 phase shorter than a window shows the mix of the window it lies in.
 
+Calls are told apart as data-moving (point-to-point, one-sided, I/O, and collectives of more
+than SYNC_BYTES per call) and synchronisation (Barrier, the Wait/Test families, probes,
+communicator calls, and collectives of at most SYNC_BYTES per call, such as the 4-byte
+Allreduce of a check). On a busy or oversubscribed machine the synchronisation calls take
+most of the MPI time in waits, and their share changes from window to window with the
+scheduler, not with the program. So the mix vector that is segmented describes the
+data-moving calls (each one's share of the window's data-moving time, scaled down when
+the window hardly moves data) next to the share of wall time in MPI. Segments that lead
+with the same data-moving call join into one phase when they are neighbours or when one
+quiet or short segment lies between them (merge_segments). A phase is led by its
+data-moving call that moved the most bytes, as in mpiP's "aggregate sent message size"
+view (time does not rank non-blocking calls: their waiting is in MPI_Wait*/MPI_Test*).
+
 ``phases`` describes each phase in the words of the HPCC profiling study: start, end, the
 share of runtime in MPI, and the top calls with their sizes ("74% of MPI time (3% of wall
-time) in 16 KiB MPI_Alltoall").
+time) in 16 KiB MPI_Alltoall"), data-moving calls first.
 """
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fabricbench.analysis.profile import _pct, size_label
 from fabricbench.analysis.profile_data import bin_range, format_bytes
-from fabricbench.report.format import number
+from fabricbench.report.format import fixed, number
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
-MAX_PHASES = 16
+MAX_PHASES = 16      # phases shown at most
+MAX_SEGMENTS = 256   # segments found before they are joined into phases
 PENALTY_FACTOR = 4.0  # x noise x log(windows): a split must beat this to count
 MIN_GAIN = 0.5       # and lower the cost by at least this much (a full change of mix over
                       # two windows each side gains 2)
-LIGHT = 0.02          # share of wall time in MPI below which a window's mix is scaled down
+LIGHT = 0.02          # share of wall time in MPI (or in data-moving calls) below which a
+                      # window's mix is scaled down
+SYNC_BYTES = 64       # a collective of at most this many bytes per call synchronises
+COLLECTIVE = re.compile(r"^MPIX?_I?(Bcast|Reduce|Allreduce|Reduce_scatter(_block)?|Scan|Exscan|Allgatherv?|"
+                        r"Gatherv?|Scatterv?|Alltoall[vw]?|Neighbor_all(gather|toall)[vw]?)(_init)?$")
+NONBLOCKING_P2P = re.compile(r"^MPI_I[bsr]?(send|recv)$|^MPI_Imrecv$")
+POLL = re.compile(r"^MPI_(Test(any|all|some)?|Iprobe|Improbe)$")
+QUIET_CALLS = 0.1     # a stretch whose data-moving calls are fewer than this share is quiet
+RANKING = "data-moving calls first, by bytes moved; then waits, by time"
+
+
+def moves_data(call: str, count: float, nbytes: float) -> bool:
+    """Whether ``count`` calls of ``call`` that carried ``nbytes`` moved data (see the module's
+    docstring): they carried bytes, and a collective more than SYNC_BYTES per call."""
+    if count <= 0 or nbytes <= 0:
+        return False
+    return not (COLLECTIVE.match(call) and nbytes / count <= SYNC_BYTES)
 
 
 def window_grid(profile: Dict[str, Any]) -> Optional[Dict[str, Any]]:
@@ -69,42 +100,61 @@ def window_grid(profile: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         app = float(r["app_time"])
         starts = np.arange(n) * step
         wall += np.clip(np.minimum(starts + step, app) - starts, 0.0, None)
-    return {"step": step, "calls": calls, "time": time, "count": count, "bytes": nbytes, "bins": bins, "wall": wall}
+    grid = {"step": step, "calls": calls, "time": time, "count": count, "bytes": nbytes, "bins": bins, "wall": wall}
+    grid["moves"] = [moves_data(c, count[:, j].sum(), nbytes[:, j].sum()) for j, c in enumerate(calls)]
+    grid["data"] = data_mask(grid)
+    return grid
 
 
-def mix_vectors(time: np.ndarray, wall: np.ndarray) -> np.ndarray:
-    """Per window: each call's share of MPI time (scaled down in light windows), and the
-    share of wall time in MPI."""
-    mpi = time.sum(axis=1)
-    mix = np.divide(time, mpi[:, None], out=np.zeros_like(time), where=mpi[:, None] > 0)
-    in_mpi = np.clip(np.divide(mpi, wall, out=np.zeros_like(mpi), where=wall > 0), 0.0, 1.0)
-    weight = np.minimum(1.0, in_mpi / LIGHT)
-    return np.hstack([mix * weight[:, None], in_mpi[:, None]])
+def data_mask(grid: Dict[str, Any]) -> np.ndarray:
+    """[w, call]: whether the call moved data in the window. A window that a call only ran
+    into (its time, but its count went to the window it started in) takes the call's kind
+    over the whole run."""
+    count, nbytes = grid["count"], grid["bytes"]
+    mask = np.zeros(count.shape, dtype=bool)
+    for w, j in zip(*np.nonzero(grid["time"] > 0)):
+        mask[w, j] = moves_data(grid["calls"][j], count[w, j], nbytes[w, j]) if count[w, j] else grid["moves"][j]
+    return mask
 
 
-def _cost_fn(x: np.ndarray):
-    csum = np.vstack([np.zeros(x.shape[1]), np.cumsum(x, axis=0)])
-    csq = np.concatenate([[0.0], np.cumsum((x * x).sum(axis=1))])
-
-    def cost(a: int, b: int) -> float:
-        """Squared error of x[a:b] around its mean."""
-        s = csum[b] - csum[a]
-        return float(csq[b] - csq[a] - (s @ s) / (b - a))
-
-    return cost
-
-
-def _best_split(cost, a: int, b: int, min_size: int) -> Tuple[float, int]:
-    whole = cost(a, b)
-    best, at = 0.0, -1
-    for k in range(a + min_size, b - min_size + 1):
-        gain = whole - cost(a, k) - cost(k, b)
-        if gain > best:
-            best, at = gain, k
-    return best, at
+def mix_vectors(grid: Dict[str, Any]) -> np.ndarray:
+    """Per window: each data-moving call's share of the window's data-moving time (scaled
+    down when under LIGHT of the wall time moves data), and the share of wall time in MPI."""
+    time, wall = grid["time"], grid["wall"]
+    moving = np.where(grid["data"], time, 0.0)
+    total = moving.sum(axis=1)
+    mix = np.divide(moving, total[:, None], out=np.zeros_like(time), where=total[:, None] > 0)
+    in_data = np.divide(total, wall, out=np.zeros_like(total), where=wall > 0)
+    in_mpi = np.clip(np.divide(time.sum(axis=1), wall, out=np.zeros_like(total), where=wall > 0), 0.0, 1.0)
+    return np.hstack([mix * np.minimum(1.0, in_data / LIGHT)[:, None], in_mpi[:, None]])
 
 
-def segment(x: np.ndarray, min_size: int = MIN_WINDOWS, max_segments: int = MAX_PHASES,
+class _Costs:
+    """Squared error of x[a:b] around its mean, from cumulative sums (any a < b in O(1))."""
+
+    def __init__(self, x: np.ndarray):
+        self.csum = np.vstack([np.zeros(x.shape[1]), np.cumsum(x, axis=0)])
+        self.csq = np.concatenate([[0.0], np.cumsum((x * x).sum(axis=1))])
+
+    def __call__(self, a, b):
+        s = self.csum[b] - self.csum[a]
+        return self.csq[b] - self.csq[a] - (s * s).sum(axis=-1) / (b - a)
+
+    def best_split(self, a: int, b: int, min_size: int) -> Tuple[float, int]:
+        """(gain, k) of the best split of x[a:b] into x[a:k] and x[k:b]; (0, -1) if none."""
+        if b - a < 2 * min_size:
+            return 0.0, -1
+        k = np.arange(a + min_size, b - min_size + 1)
+        gains = self(a, b) - self(a, k) - self(k, b)
+        i = int(np.argmax(gains))
+        return (float(gains[i]), int(k[i])) if gains[i] > 0 else (0.0, -1)
+
+    def merge_cost(self, a: int, k: int, b: int) -> float:
+        """What joining x[a:k] and x[k:b] adds to the squared error."""
+        return float(self(a, b) - self(a, k) - self(k, b))
+
+
+def segment(x: np.ndarray, min_size: int = MIN_WINDOWS, max_segments: int = MAX_SEGMENTS,
             penalty: Optional[float] = None) -> List[int]:
     """Boundaries (window indices, 0 and len(x) included) of a binary segmentation of x."""
     n = len(x)
@@ -114,19 +164,86 @@ def segment(x: np.ndarray, min_size: int = MIN_WINDOWS, max_segments: int = MAX_
         steps = ((x[1:] - x[:-1]) ** 2).sum(axis=1) if n > 1 else np.zeros(1)
         noise = float(np.median(steps)) / 2 if len(steps) else 0.0
         penalty = max(MIN_GAIN, PENALTY_FACTOR * noise * math.log(max(n, 2)))
-    cost = _cost_fn(x)
+    cost = _Costs(x)
     bounds = [0, n]
+    best = {(0, n): cost.best_split(0, n, min_size)}
     while len(bounds) - 1 < max_segments:
-        best = (0.0, -1)
-        for a, b in zip(bounds, bounds[1:]):
-            if b - a >= 2 * min_size:
-                cand = _best_split(cost, a, b, min_size)
-                if cand[0] > best[0]:
-                    best = cand
-        if best[1] < 0 or best[0] <= penalty:
+        (a, b), (gain, k) = max(best.items(), key=lambda item: item[1][0])
+        if k < 0 or gain <= penalty:
             break
-        bounds = sorted(bounds + [best[1]])
+        bounds = sorted(bounds + [k])
+        del best[(a, b)]
+        best[(a, k)] = cost.best_split(a, k, min_size)
+        best[(k, b)] = cost.best_split(k, b, min_size)
     return bounds
+
+
+def _pattern(grid: Dict[str, Any], a: int, b: int) -> Optional[str]:
+    """The data-moving call that leads windows a..b: the one with the most time, or, when
+    data-moving calls take under LIGHT of the wall time (non-blocking calls completed by
+    polling are quick), the most frequent one. None (a quiet stretch) when they also make
+    under QUIET_CALLS of the calls other than polls (MPI_Test*, MPI_Iprobe)."""
+    data = grid["data"][a:b]
+    moving = np.where(data, grid["time"][a:b], 0.0).sum(axis=0)
+    if moving.sum() >= LIGHT * grid["wall"][a:b].sum():
+        return _kind(grid["calls"][int(np.argmax(moving))])
+    count = grid["count"][a:b].sum(axis=0)
+    started = np.where(data, grid["count"][a:b], 0.0).sum(axis=0)
+    polls = np.array([bool(POLL.match(c)) for c in grid["calls"]], dtype=bool)
+    if started.sum() == 0 or started.sum() < QUIET_CALLS * count[~polls].sum():
+        return None
+    return _kind(grid["calls"][int(np.argmax(started))])
+
+
+def _kind(call: str) -> str:
+    """The non-blocking sends and receives are one pattern (which of them takes longer to
+    post changes from stretch to stretch)."""
+    return "non-blocking point-to-point" if NONBLOCKING_P2P.match(call) else call
+
+
+def merge_segments(grid: Dict[str, Any], x: np.ndarray, bounds: List[int],
+                   max_phases: int = MAX_PHASES) -> List[int]:
+    """Phases from segments. Each segment has a pattern (its leading data-moving call, see
+    _pattern; None when quiet). Two stretches of one pattern join, with what lies between
+    them, when that is one segment that is quiet, no longer than the longer of the two, or of
+    a pattern already joined into them; or two segments, each quiet or of such a pattern.
+    So PTRANS's checks join its transposes, and b_eff's non-blocking rings its MPI_Sendrecv
+    rings; a pattern seen once (MPIFFT's MPI_Alltoall) stays a phase of its own. Then, while
+    there are more than max_phases, the neighbours whose joining adds least to the squared
+    error join."""
+    segs: List[list] = []
+    for a, b in zip(bounds, bounds[1:]):
+        p = _pattern(grid, a, b)
+        if segs and segs[-1][2] == p:
+            segs[-1][1] = b
+        else:
+            segs.append([a, b, p, {p} - {None}])
+
+    def absorbed(middle: List[list], kinds: set, longest: int) -> bool:
+        if len(middle) == 1 and middle[0][1] - middle[0][0] <= longest:
+            return True
+        return all(m[2] is None or m[2] in kinds for m in middle)
+
+    joined = True
+    while joined:
+        joined = False
+        for span in (1, 2):
+            for i in range(len(segs) - span - 1):
+                first, last, middle = segs[i], segs[i + span + 1], segs[i + 1:i + span + 1]
+                longest = max(first[1] - first[0], last[1] - last[0])
+                if first[2] is not None and first[2] == last[2] and absorbed(middle, first[3] | last[3], longest):
+                    kinds = set().union(*(m[3] for m in segs[i:i + span + 2]))
+                    segs[i:i + span + 2] = [[first[0], last[1], first[2], kinds]]
+                    joined = True
+                    break
+            if joined:
+                break
+    cost = _Costs(x)
+    while len(segs) > max(1, max_phases):
+        j = min(range(1, len(segs)), key=lambda j: cost.merge_cost(segs[j - 1][0], segs[j][0], segs[j][1]))
+        a, b = segs[j - 1][0], segs[j][1]
+        segs[j - 1:j + 1] = [[a, b, _pattern(grid, a, b), segs[j - 1][3] | segs[j][3]]]
+    return [segs[0][0]] + [seg[1] for seg in segs]
 
 
 def _marked_spans(profile: Dict[str, Any], end: float) -> Optional[List[Tuple[float, float, str]]]:
@@ -155,6 +272,20 @@ def _sizes(mask: int, mean: float) -> str:
     return f"{size_label(lo) if lo else '0'} to {format_bytes(hi)}"
 
 
+def _choose(order: List[int], moving: List[bool], nbytes: np.ndarray, top: int) -> List[int]:
+    """Up to ``top`` of the calls in ``order`` (by time): data-moving ones first, by bytes
+    moved, then waits; when there are both kinds, at least the leading wait."""
+    data = sorted((j for j in order if moving[j]), key=lambda j: -nbytes[j])
+    waits = [j for j in order if not moving[j]]
+    if data and waits and top > 1:
+        shown = data[:top - 1] + waits[:1]
+        rest = [j for j in data + waits if j not in shown][:top - len(shown)]
+        shown += rest
+    else:
+        shown = (data + waits)[:top]
+    return [j for j in data if j in shown] + [j for j in waits if j in shown]
+
+
 def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, Any]:
     """A phase: the windows' sums, each window counted by its weight (its share in the phase)."""
     time = weight @ grid["time"]
@@ -163,28 +294,32 @@ def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, A
     wall = float(weight @ grid["wall"])
     mpi = float(time.sum())
     inside = [w for w in range(len(weight)) if weight[w] > 0]
-    order = sorted(range(len(grid["calls"])), key=lambda j: (-time[j], -count[j]))
+    moving = [moves_data(c, count[j], nbytes[j]) if count[j] >= 0.5 else grid["moves"][j]
+              for j, c in enumerate(grid["calls"])]
+    order = [j for j in sorted(range(len(grid["calls"])), key=lambda j: (-time[j], -count[j])) if time[j] > 0]
     calls = []
-    for j in order[:top]:
-        if count[j] == 0:
-            break
+    for j in _choose(order, moving, nbytes, top):
         mask = 0
         for w in inside:
             mask |= grid["bins"][w][j]
-        mean = nbytes[j] / count[j]
-        sizes = _sizes(mask, mean)
         pmpi = 100.0 * time[j] / mpi if mpi > 0 else 0.0
         pwall = 100.0 * time[j] / wall if wall > 0 else 0.0
-        one = len([b for b in range(64) if mask >> b & 1]) <= 1
-        what = f"{sizes} {grid['calls'][j]}" if one else f"{grid['calls'][j]} of {sizes}"
+        if count[j] >= 0.5:
+            mean = nbytes[j] / count[j]
+            sizes = _sizes(mask, mean)
+            one = len([b for b in range(64) if mask >> b & 1]) <= 1
+            what = f"{sizes} {grid['calls'][j]}" if one else f"{grid['calls'][j]} of {sizes}"
+        else:  # a call that started before the phase and ran into it
+            mean, sizes, what = 0.0, "", f"{grid['calls'][j]} begun earlier"
+        sentence = f"{_pct(pmpi)} of MPI time ({_pct(pwall)} of wall time) in {what}"
         calls.append({"call": grid["calls"][j], "time": float(time[j]), "count": int(round(count[j])),
                       "bytes": int(nbytes[j]), "mean_size": float(mean), "sizes": sizes,
-                      "percent_mpi": pmpi, "percent_wall": pwall,
-                      "sentence": f"{_pct(pmpi)} of MPI time ({_pct(pwall)} of wall time) in {what}"})
+                      "percent_mpi": pmpi, "percent_wall": pwall, "moves_data": moving[j],
+                      "sentence": sentence if moving[j] else f"waits: {sentence}"})
     pct = 100.0 * mpi / wall if wall > 0 else 0.0
-    return {"windows": len(inside), "mpi_time": mpi, "wall": wall,
-            "percent_mpi": pct, "top_calls": calls,
-            "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
+    lead = next((c["call"] for c in calls if c["moves_data"]), None)
+    return {"windows": len(inside), "mpi_time": mpi, "wall": wall, "percent_mpi": pct, "top_calls": calls,
+            "lead": lead, "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
 
 
 def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
@@ -197,7 +332,8 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
     spans = _marked_spans(profile, end)
     method = "pcontrol"
     if spans is None:
-        bounds = segment(mix_vectors(grid["time"], grid["wall"]))
+        x = mix_vectors(grid)
+        bounds = merge_segments(grid, x, segment(x))
         spans = [(a * step, b * step, "") for a, b in zip(bounds, bounds[1:])]
         method = "change points"
     out = []
@@ -210,19 +346,29 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
     return {"phases": out, "method": method, "step": step}
 
 
+def _clock(t: float, step: float) -> str:
+    """A phase boundary to the window's precision (a phase of a few ms shows its length)."""
+    return fixed(t, max(2, min(6, math.ceil(-math.log10(step))))) if step > 0 else number(t)
+
+
 def phase_lines(result: Dict[str, Any]) -> List[str]:
-    """The phases as text, one heading and bullet lines each."""
+    """The phases as text (lines of at most about 80 columns): a heading that says how the
+    phases were found and how calls are ranked, then one heading and bullets per phase."""
     if result["method"] is None:
         return ["This profile has no time windows (they come from fabricbench's own profiler; mpiP and older "
                 "versions do not record them)."]
+    n = len(result["phases"])
     how = ("marked by the program's MPI_Pcontrol calls" if result["method"] == "pcontrol"
-           else "where the mix of MPI calls changes")
-    lines = [f"{len(result['phases'])} phase{'s' if len(result['phases']) != 1 else ''}, {how} "
-             f"(time windows of {number(result['step'])} s, summed over ranks):"]
+           else "where the data-moving MPI calls change")
+    lines = [f"{n} phase{'s' if n != 1 else ''}, {how}",
+             f"(time windows of {number(result['step'])} s, summed over ranks).",
+             f"Calls: {RANKING}.",
+             f"Waits: Barrier, Wait/Test, probes, communicator calls, collectives <= {SYNC_BYTES} B."]
     for ph in result["phases"]:
         label = f" after {ph['label']}" if ph["label"] and ph["label"] != "start" else ""
-        lines.append(f"Phase {ph['phase']}{label}: {number(ph['start'])} s to {number(ph['end'])} s; "
-                     f"{ph['headline']}")
+        lines.append(f"Phase {ph['phase']}{label}: {_clock(ph['start'], result['step'])} s to "
+                     f"{_clock(ph['end'], result['step'])} s, "
+                     f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
         if not ph["top_calls"]:
             lines.append("  - no MPI calls")
         lines += [f"  - {c['sentence']}" for c in ph["top_calls"]]
