@@ -151,11 +151,15 @@ def analyse(args, state: Dict) -> List[Dict]:
             base = p.measured_s
             err = (p.predicted_s - measured) / measured
             right = (p.predicted_s < base) == (measured < base)
+            # A change no larger than the spread of the measured runs has no direction to get right.
+            noise = max(times) - min(times) if len(times) > 1 else 0.0
+            judged = abs(measured - base) > noise
             loads = _load(prof) + [x for r in measured_recs for x in _load(r)]
             rows.append({"app": app, "from": args.profile_rate, "to": rate, "at_profile_rate_s": base,
                          "predicted_s": p.predicted_s, "low_s": p.low_s, "high_s": p.high_s,
                          "measured_s": measured, "measured_runs": times, "error": err,
                          "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
+                         "direction_judged": judged,
                          "load": [min(loads), max(loads)] if loads else None})
     return rows
 
@@ -171,12 +175,20 @@ def print_table(rows: List[Dict], state: Dict) -> None:
         load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}" if r["load"] else "-"
         print(f"| {r['app']} | {r['from']} | {r['to']} | {r['at_profile_rate_s']:.2f} | "
               f"{r['predicted_s']:.2f} [{r['low_s']:.2f}, {r['high_s']:.2f}] | {r['measured_s']:.2f} | "
-              f"{100 * r['error']:+.1f}% | {'right' if r['direction_right'] else 'WRONG'} | {load} |")
+              f"{100 * r['error']:+.1f}% | {_direction(r)} | {load} |")
     if rows:
         errs = [abs(r["error"]) for r in rows]
+        judged = [r for r in rows if r.get("direction_judged", True)]
         print(f"\n{len(rows)} cases: median |error| {100 * statistics.median(errs):.1f}%, worst {100 * max(errs):.1f}%, "
-              f"direction right in {sum(r['direction_right'] for r in rows)}/{len(rows)}, "
+              f"direction right in {sum(r['direction_right'] for r in rows)}/{len(rows)} "
+              f"({sum(r['direction_right'] for r in judged)}/{len(judged)} where the measured change exceeds the "
+              f"measured runs' spread), "
               f"measured inside the band in {sum(r['in_band'] for r in rows)}/{len(rows)}")
+
+
+def _direction(r: Dict) -> str:
+    word = "right" if r["direction_right"] else "WRONG"
+    return word if r.get("direction_judged", True) else f"{word.lower()} (within noise)"
 
 
 def main() -> None:
