@@ -170,6 +170,8 @@ def show(state, run_ref, benchmark, as_json):
         console.print(f"tags: {_tags_text(run.tags)}", highlight=False, markup=False)
     p = run.provenance
     facts = [f"{run.ranks or '?'} ranks", f"hosts: {', '.join(s['hosts']) or '?'}"]
+    if isinstance(p.get("repeat"), int) and p["repeat"] > 1:
+        facts.append(f"each benchmark launched {p['repeat']} times, merged per point")
     if p.get("mpi_library"):
         facts.append(f"MPI: {p['mpi_library']}")
     console.print("; ".join(facts), highlight=False, markup=False)
