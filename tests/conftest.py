@@ -61,9 +61,8 @@ def mpi_env() -> dict:
 
 # Files whose MPI-dependent tests make test runs under both MPIs: the engine, the quick suite and a
 # failed run, the profiler's known counts (C and Fortran), the health check's all-pairs engine, and
-# test_mpich (selection, refusal, a killed rank, compare across the two MPIs). Lab tests stay Open
-# MPI's: MPICH 4.0.2 over UCX 1.13's TCP between lab nodes now and then hangs (in MPI_Finalize with
-# 3 or more ranks), which would make CI flaky; the lab over Hydra is checked by hand (README).
+# test_mpich (selection, refusal, a killed rank, compare across the two MPIs, and a 4-node lab run
+# and profiled program over Hydra, which hung in MPI_Finalize until native/common/fb_quiesce.c).
 BOTH_MPIS = {"test_engine", "test_cli_run", "test_profiler", "test_output_errors", "test_mpich", "test_health_engine"}
 
 
@@ -136,8 +135,7 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = getattr(item, "module", None)
-        if module is not None and module.__name__.rpartition(".")[2] in BOTH_MPIS and (
-                item.get_closest_marker("mpi") and not item.get_closest_marker("lab")):
+        if module is not None and module.__name__.rpartition(".")[2] in BOTH_MPIS and item.get_closest_marker("mpi"):
             item.add_marker(pytest.mark.both_mpis)
         for marker, missing in NEEDS.items():
             if item.get_closest_marker(marker) is not None:

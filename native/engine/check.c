@@ -109,6 +109,6 @@ void fb_check_agree(fb_ctx *ctx)
         fflush(stderr);
     }
     /* Everyone is here, so a clean shutdown cannot hang. */
-    MPI_Finalize();
+    fb_finalize();
     exit(FB_EXIT_VALIDATION);
 }

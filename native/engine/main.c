@@ -13,7 +13,7 @@
 #include "output.h"
 #include "timing.h"
 
-/* Leave with status code after MPI_Finalize; rank 0 prints the message (if any). */
+/* Leave with status code after fb_finalize; rank 0 prints the message (if any). */
 static void finish(const fb_ctx *ctx, int code, const char *message, int with_usage)
 {
     if (ctx->rank == 0 && message) {
@@ -22,7 +22,7 @@ static void finish(const fb_ctx *ctx, int code, const char *message, int with_us
             fb_print_usage();
         fflush(stderr);
     }
-    MPI_Finalize();
+    fb_finalize();
     exit(code);
 }
 
@@ -147,9 +147,6 @@ int main(int argc, char **argv)
         fb_output_end(&ctx);
     free(ctx.sizes);
     free(ctx.hosts);
-    /* Ranks enter MPI_Finalize together: MPICH 4.0 over UCX's TCP transport can hang in it when
-     * one rank still flushes connections to ranks already waiting in Finalize's PMI barrier. */
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Finalize();
+    fb_finalize();
     return FB_EXIT_OK;
 }

@@ -1,6 +1,8 @@
 /* util.c - fatal errors, allocations and naps (see util.h). */
 #include "util.h"
 
+#include "fb_quiesce.h"
+
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,4 +45,13 @@ void fb_nap(void)
 {
     struct timespec pause = {0, FB_NAP_NS};
     nanosleep(&pause, NULL);
+}
+
+void fb_finalize(void)
+{
+    if (fb_quiesce_needed())
+        fb_quiesce();
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
 }

@@ -18,6 +18,10 @@ void *fb_calloc(size_t n, size_t size);
 #define FB_NAP_NS 20000
 void fb_nap(void);
 
+/* Every rank's way out after MPI_Init, all ranks at the same point: MPI_Finalize after a
+ * barrier, or after fb_quiesce where MPICH over UCX needs it (native/common/fb_quiesce.c). */
+void fb_finalize(void);
+
 /* splitmix64: a small, well-mixed generator for reproducible draws from a seed. */
 static inline uint64_t fb_splitmix64(uint64_t *state)
 {

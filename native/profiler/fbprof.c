@@ -5,6 +5,7 @@
  * to world ranks uses local group calls only, so a rank that dies mid-run leaves the
  * others where the application left them (inside MPI), never inside the profiler. */
 #include "fbprof.h"
+#include "fb_quiesce.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -1174,4 +1175,8 @@ void fb_finalize(void)
     free(g.windows);
     PMPI_Comm_free_keyval(&fb.comm_keyval);
     PMPI_Win_free_keyval(&fb.win_keyval);
+    /* Rank 0 wrote the profile while the others waited: under MPICH over UCX, ranks that
+     * reach PMPI_Finalize at different times can hang in it. */
+    if (fb_quiesce_needed())
+        fb_quiesce();
 }
