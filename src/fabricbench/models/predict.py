@@ -5,8 +5,9 @@ models of A and of B give, per rank:
 
 - compute time (application time less MPI time): kept;
 - each blocking point-to-point call and collective, per size bin: split into the transfer
-  part (calls x the cheapest per-call time any rank saw for that call and bin) and waiting
-  (what a rank spent above that: imbalance, late partners). The transfer part is scaled by
+  part (calls x the cheapest per-call time any rank saw for that call and bin; for a collective
+  the mean over ranks, what its model is fitted to) and waiting (what a rank spent above that:
+  imbalance, late partners). The transfer part is scaled by
   cost_B / cost_A of the models at the bin's mean size, so whatever A's model leaves
   unexplained (contention, protocol overheads) is scaled with it; re-costing it additively
   (transfer_A + calls x (cost_B - cost_A)) is the other end of the band. Waiting is kept
@@ -112,9 +113,15 @@ def latency_ratio(a: FabricModel, b: FabricModel) -> float:
     return 1.0 if 1 / LATENCY_NOISE <= r <= LATENCY_NOISE else r
 
 
-def _split(per_rank: Dict[int, List[float]]) -> Dict[int, Tuple[float, float]]:
-    """rank -> (transfer, waiting): transfer = calls x the cheapest per-call time of any rank."""
-    unit = min((t / c for c, _n, t in per_rank.values() if c > 0), default=0.0)
+def _split(per_rank: Dict[int, List[float]], collective: bool = False) -> Dict[int, Tuple[float, float]]:
+    """rank -> (transfer, waiting): transfer = calls x the cheapest per-call time of any rank; for a
+    collective, the mean per-call time over ranks (what its model is fitted to: ranks that leave a
+    collective early are part of its cost, not of the imbalance)."""
+    if collective:
+        calls = sum(c for c, _n, _t in per_rank.values())
+        unit = sum(t for _c, _n, t in per_rank.values()) / calls if calls else 0.0
+    else:
+        unit = min((t / c for c, _n, t in per_rank.values() if c > 0), default=0.0)
     return {r: (min(c * unit, t), t - min(c * unit, t)) for r, (c, _n, t) in per_rank.items()}
 
 
@@ -168,7 +175,7 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
                "kept" if not recosted else "collective" if call in MPI_COLLECTIVES else "point-to-point")
         if recosted and not completion:
             largest = max(largest, size)
-        split = _split(per_rank)
+        split = _split(per_rank, call in MPI_COLLECTIVES)
         for rank, (c, nby, t) in per_rank.items():
             new = [t, t, t]
             if recosted:
