@@ -10,10 +10,12 @@ targets) the lab is brought up with 4 nodes, the engine measures what the models
 --repeat 1`: the sizes reach past the token bucket's burst, 64 KiB at 100mbit, so the fitted
 bandwidth is the link's steady rate; the engine's floor of 10 iterations per point keeps the
 100mbit run to minutes),
-and every application of the catalogue runs at the profile rate once and at each target
---repeats times (3; the median is the measurement) with
-`fabricbench app run NAME --np 4 --size S --launcher lab --profile`, one rank per node. The
-run at the profile rate is the profile that is predicted from; the runs at the targets are
+and every application of the catalogue runs at the profile rate --profile-repeats times (3)
+and at each target --repeats times (3; the median is the measurement) with
+`fabricbench app run NAME --np N --size S --launcher lab --profile`, one rank per node
+(--nodes, 4). The median run at the profile rate is the profile that is predicted from (the
+host switches between states that change MPI times several-fold for a minute; one profile
+caught in a slow one would set every prediction of its application); the runs at the targets are
 the measurements (their time is the profile's application time, MPI_Init to MPI_Finalize,
 so both sides time the same thing). Everything goes into the database given with --db; the
 ids are kept next to it (<db>.whatif.json), so a rerun only measures what is missing.
@@ -107,8 +109,11 @@ def collect(args) -> Dict:
                 save()
             for app in args.apps:
                 if rate == args.profile_rate:
-                    if app not in state["profile"]:
-                        state["profile"][app] = app_run(args, app, rate, "profile")
+                    profiles = state["profile"].setdefault(app, [])
+                    if isinstance(profiles, dict):  # one profile, from before --profile-repeats
+                        profiles = state["profile"][app] = [profiles]
+                    while len(profiles) < args.profile_repeats:
+                        profiles.append(app_run(args, app, rate, "profile"))
                 else:
                     done = state["measured"].setdefault(f"{app}@{rate}", [])
                     while len(done) < args.repeats:
@@ -137,9 +142,15 @@ def analyse(args, state: Dict) -> List[Dict]:
 
     store = open_db(args.db)
     rows = []
-    for app, prof in state["profile"].items():
+    for app, profs in state["profile"].items():
         if app not in args.apps:
             continue
+        profs = profs if isinstance(profs, list) else [profs]
+        # The profile predicted from is the median run by time: one run caught in a slow state of
+        # the host would otherwise set every prediction of the application.
+        ranked = sorted(profs, key=lambda r: profile_time(store, _run_id(r)))
+        prof = ranked[(len(ranked) - 1) // 2]
+        profile_times = [profile_time(store, _run_id(r)) for r in ranked]
         for rate in args.targets:
             measured_recs = state["measured"].get(f"{app}@{rate}", [])
             if not measured_recs or rate not in state["engine"]:
@@ -152,12 +163,13 @@ def analyse(args, state: Dict) -> List[Dict]:
             err = (p.predicted_s - measured) / measured
             right = (p.predicted_s < base) == (measured < base)
             # A change no larger than the spread of the measured runs has no direction to get right.
-            noise = max(times) - min(times) if len(times) > 1 else 0.0
+            noise = max(max(times) - min(times) if len(times) > 1 else 0.0,
+                        max(profile_times) - min(profile_times) if len(profile_times) > 1 else 0.0)
             judged = abs(measured - base) > noise
-            loads = _load(prof) + [x for r in measured_recs for x in _load(r)]
+            loads = [x for r in profs for x in _load(r)] + [x for r in measured_recs for x in _load(r)]
             rows.append({"app": app, "from": args.profile_rate, "to": rate, "at_profile_rate_s": base,
                          "predicted_s": p.predicted_s, "low_s": p.low_s, "high_s": p.high_s,
-                         "measured_s": measured, "measured_runs": times, "error": err,
+                         "measured_s": measured, "measured_runs": times, "profile_runs": profile_times, "error": err,
                          "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
                          "direction_judged": judged,
                          "load": [min(loads), max(loads)] if loads else None})
@@ -204,6 +216,8 @@ def main() -> None:
                     help="catalogue applications (fabricbench app list)")
     ap.add_argument("--size", type=int, default=1, help="problem size of every application (app run --size)")
     ap.add_argument("--repeats", type=int, default=3, help="measured runs per application and target (median)")
+    ap.add_argument("--profile-repeats", type=int, default=3,
+                    help="profiled runs per application at the profile rate; the median one by time is predicted from")
     ap.add_argument("--timeout", type=float, default=900, help="stop one application run after this long, s")
     ap.add_argument("--iterations", type=int, default=0, help="engine iterations per point (default: adaptive)")
     ap.add_argument("--time-budget", type=float, default=0.1, help="engine time budget per point, s (adaptive count)")

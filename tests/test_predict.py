@@ -221,3 +221,41 @@ def test_a_real_application_profiled_here_and_asked_about_the_catalogue(cli, db_
     ddr = json.loads(cli("predict", str(run["run"]), "--on", "ddr", "--json").stdout)
     assert ddr["faster"] and ddr["compute_s"] <= ddr["predicted_s"] < ddr["measured_s"]
     assert {c["call"] for c in ddr["calls"] if c["change_s"] < 0} & {"MPI_Send", "MPI_Wait", "MPI_Sendrecv", "MPI_Allreduce"}
+
+
+def halo_profile(wait_s: float, compute_s: float = 1.0, count: int = 1000, size: int = 65536):
+    """Two ranks exchanging `count` messages each way with Isend/Irecv, completed by MPI_Wait."""
+    calls, info = [], []
+    for r in range(2):
+        calls += [[r, "MPI_Isend", 17, count, count * size, 0.004, 1e-6, 1e-4],
+                  [r, "MPI_Irecv", 17, count, count * size, 0.002, 1e-6, 1e-4],
+                  [r, "MPI_Wait", 0, 2 * count, 0, wait_s, 1e-6, 1e-2]]
+        mpi = 0.006 + wait_s
+        info.append({"rank": r, "host": f"n{r}", "pid": 1, "app_time": compute_s + mpi, "mpi_time": mpi})
+    return {"format": "fabricbench-mpi-profile", "version": 1, "ranks": 2, "hosts": ["n0", "n1"],
+            "mpi": {"library": "test"}, "rank_info": info, "calls": calls, "matrix": {"p2p": [], "rma": [], "coll": []}}
+
+
+def test_a_transfer_hidden_behind_computation_surfaces_only_when_the_link_is_slow_enough():
+    fast, slow = model("eth10g"), model("eth1g")
+    demand = {k: 1000 * m[0].message_us(65536) * 1e-6 for k, m in (("fast", fast), ("slow", slow))}
+    # On the fast link the exchange took 0.01 s of waiting: the rest of its demand was hidden
+    # behind the 1 s of computation. On the slow one the demand is 10x: what was hidden stays
+    # hidden, the remainder is exposed.
+    prof = halo_profile(wait_s=0.01)
+    assert demand["fast"] > 0.01
+    p = predict(prof, fast[0], slow)
+    hidden = demand["fast"] - 0.01
+    assert p.predicted_s == pytest.approx(1.0 + 0.006 + demand["slow"] - hidden, rel=1e-3)
+    assert p.calls[0].call == "MPI_Wait" and p.calls[0].how == "completion of non-blocking transfers"
+    # A faster link cannot speed up a transfer that was already hidden.
+    assert predict(prof, fast[0], fast).predicted_s == pytest.approx(p.measured_s, rel=1e-6)
+    # From the slow link, where the exchange was exposed (waiting = its demand + 0.02 s of a late
+    # partner), to the fast one: the transfer shrinks to the fast demand, the late partner stays.
+    exposed = halo_profile(wait_s=demand["slow"] + 0.02)
+    back = predict(exposed, slow[0], fast)
+    lat = fast[0].small_latency_us / slow[0].small_latency_us
+    from fabricbench.models.predict import LATENCY_NOISE
+    lat = 1.0 if 1 / LATENCY_NOISE <= lat <= LATENCY_NOISE else lat
+    assert back.predicted_s == pytest.approx(1.0 + 0.006 + 0.02 * lat + demand["fast"], rel=1e-3)
+    assert back.low_s <= back.predicted_s <= back.high_s

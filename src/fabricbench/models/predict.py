@@ -4,20 +4,22 @@ A profile measured on fabric A (per rank, per MPI call and size bin: calls, byte
 models of A and of B give, per rank:
 
 - compute time (application time less MPI time): kept;
-- each blocking point-to-point call and collective, per size bin: split into the transfer
-  part (calls x the cheapest per-call time any rank saw for that call and bin; for a collective
-  the mean over ranks, what its model is fitted to) and waiting (what a rank spent above that:
-  imbalance, late partners). The transfer part is scaled by
-  cost_B / cost_A of the models at the bin's mean size, so whatever A's model leaves
-  unexplained (contention, protocol overheads) is scaled with it; re-costing it additively
+- point-to-point traffic, per rank: the time of its blocking point-to-point calls and of the
+  completions of non-blocking ones (MPI_Wait*/MPI_Test*) is what A exposed; its messages cost
+  D_A on A's model and D_B on B's (the busier direction: what it sends or what it receives).
+  Exposed time above D_A (overheads, late partners) is kept, scaled by the small-message
+  latency ratio; the transfer becomes D_B less what A hid behind computation (D_A - exposed,
+  at most the compute time), so an overlapped halo exchange surfaces when B is slow enough;
+- each collective, per size bin: split into the transfer part (calls x the mean per-call
+  time over ranks, what its model is fitted to) and waiting (what a rank spent above that:
+  imbalance). The transfer part is scaled by cost_B / cost_A of the models at the bin's mean
+  size, so whatever A's model leaves unexplained is scaled with it; re-costing it additively
   (transfer_A + calls x (cost_B - cost_A)) is the other end of the band. Waiting is kept
   (it comes from compute imbalance) and bounded by the same ratio on the other side;
-- MPI_Wait*/MPI_Test*: the completion of non-blocking transfers, scaled the same way by the
-  cost ratio of the non-blocking sends the profile records;
 - every other call (posting non-blocking calls, communicator management, probes): kept.
 
 The predicted run time is the slowest rank's; low and high come from the two re-costings, the
-waiting bounds and, for a catalogue fabric, the ends of its published figures.
+waiting bounds, overlap or none and, for a catalogue fabric, the ends of its published figures.
 ``predict`` is a pure function of a profile and models; ``predict_from_store`` resolves run
 references and fabric names and fits the models.
 """
@@ -132,6 +134,66 @@ def _group_costs(call: str, count: float, size: float, a: FabricModel, b: Fabric
     return count * ca * 1e-6, count * _cost_us(b, call, size, ranks) * 1e-6
 
 
+P2P_SENDS = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Sendrecv", "MPI_Sendrecv_replace"}) | NB_SENDS
+P2P_RECVS = frozenset({"MPI_Recv", "MPI_Mrecv", "MPI_Sendrecv", "MPI_Sendrecv_replace"}) | NB_RECVS
+
+
+@dataclass
+class _Stream:
+    """One rank's point-to-point traffic: the time its blocking and completing calls took on A
+    (exposed), its compute, and what its messages cost on A's model and on each B's (demand:
+    the larger of what it sends and what it receives, the busier direction of its link)."""
+
+    exposed: float = 0.0
+    compute: float = 0.0
+    demand_a: float = 0.0
+    demand_b: List[float] = field(default_factory=list)
+
+    def on_b(self, k: int, lat_ratio: float, overlap: bool = True) -> float:
+        """Exposed time on B. What A's model does not explain (overheads, a late partner) is
+        kept, scaled by the small-message latency ratio; the transfer is B's demand, less what
+        A hid behind computation (a transfer quicker than A's model with no computation to hide
+        behind means A's model overstates it: B's demand is scaled down alike)."""
+        da, db = self.demand_a, self.demand_b[k]
+        if da <= 0:
+            return self.exposed
+        residual = max(self.exposed - da, 0.0)
+        hidden = min(max(da - self.exposed, 0.0), self.compute) if overlap else 0.0
+        scale = min(1.0, (self.exposed + hidden) / da)
+        return residual * lat_ratio + max(db * scale - hidden, 0.0)
+
+
+def _streams(groups, model_a: FabricModel, models_b: Sequence[FabricModel], compute: Dict[int, float]) -> Dict[int, _Stream]:
+    sends: Dict[int, List[float]] = defaultdict(lambda: [0.0] * (1 + len(models_b)))
+    recvs: Dict[int, List[float]] = defaultdict(lambda: [0.0] * (1 + len(models_b)))
+    out: Dict[int, _Stream] = {}
+    for (call, _b), per_rank in groups.items():
+        for rank, (c, nby, t) in per_rank.items():
+            if _is_p2p_time(call, groups):
+                out.setdefault(rank, _Stream(compute=compute.get(rank, 0.0))).exposed += t
+            for table, names in ((sends, P2P_SENDS), (recvs, P2P_RECVS)):
+                if call in names and c:
+                    row = table[rank]
+                    row[0] += c * model_a.message_us(nby / c) * 1e-6
+                    for k, m in enumerate(models_b):
+                        row[k + 1] += c * m.message_us(nby / c) * 1e-6
+    for rank, st in out.items():
+        rows = [r for r in (sends.get(rank), recvs.get(rank)) if r]
+        if rows:
+            busier = max(rows, key=lambda r: r[0])
+            st.demand_a, st.demand_b = busier[0], busier[1:]
+        else:
+            st.demand_b = [0.0] * len(models_b)
+    return out
+
+
+def _is_p2p_time(call: str, groups) -> bool:
+    """A call whose time is point-to-point transfer: blocking p2p, and completions of non-blocking ones."""
+    if call in BLOCKING_P2P:
+        return True
+    return _is_completion(call) and any(c in NB_SENDS or c in NB_RECVS for c, _b in groups)
+
+
 def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[FabricModel]) -> Prediction:
     """Predict the profile's run time on B; models_b[0] is B's model, any others its band's ends."""
     ranks = int(profile["ranks"])
@@ -146,21 +208,14 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
         acc[2] += t
 
     ratios = [latency_ratio(model_a, m) for m in models_b]
-    # Non-blocking sends (receives when the profile has no send) per rank: their model costs on A and on each B.
-    nb_names = NB_SENDS if any(c in NB_SENDS for c, _b in groups) else NB_RECVS
-    nb_cost = defaultdict(lambda: [0.0] * (1 + len(models_b)))
-    for (call, _b), per_rank in groups.items():
-        if call in nb_names:
-            for rank, (c, nby, _t) in per_rank.items():
-                if c:
-                    nb_cost[rank][0] += c * model_a.message_us(nby / c) * 1e-6
-                    for k, m in enumerate(models_b):
-                        nb_cost[rank][k + 1] += c * m.message_us(nby / c) * 1e-6
-    completion_transfer: Dict[int, float] = defaultdict(float)
-    for (call, _b), per_rank in groups.items():
-        if _is_completion(call):
-            for rank, (transfer, _w) in _split(per_rank).items():
-                completion_transfer[rank] += transfer
+    streams = _streams(groups, model_a, models_b, {r: max(app[r] - mpi.get(r, 0.0), 0.0) for r in app})
+    # Each rank's point-to-point time on B: the point, then the band's ends (every B, latency
+    # scaling or not, overlap or not).
+    p2p_new: Dict[int, List[float]] = {}
+    for rank, st in streams.items():
+        ends = [st.on_b(k, lat, overlap) for k in range(len(models_b)) for lat in (ratios[k], 1.0)
+                for overlap in (True, False)]
+        p2p_new[rank] = [st.on_b(0, ratios[0]), min(ends), max(ends)]
 
     delta = {r: [0.0, 0.0, 0.0] for r in app}  # point, low, high change per rank (s)
     per_call: Dict[Tuple[str, str], List[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0, 0.0, 0.0])
@@ -168,25 +223,25 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
     for (call, b), per_rank in groups.items():
         count = sum(v[0] for v in per_rank.values())
         size = sum(v[1] for v in per_rank.values()) / count if count else 0.0
-        completion = _is_completion(call) and bool(nb_cost)
-        costs = None if completion else [_group_costs(call, 1, size, model_a, m, ranks) for m in models_b]
-        recosted = completion or (costs is not None and costs[0] is not None)
-        how = ("completion of non-blocking transfers" if completion else
+        stream = _is_p2p_time(call, groups)
+        costs = None if stream else [_group_costs(call, 1, size, model_a, m, ranks) for m in models_b]
+        recosted = stream or (costs is not None and costs[0] is not None)
+        how = ("completion of non-blocking transfers" if _is_completion(call) and stream else
                "kept" if not recosted else "collective" if call in MPI_COLLECTIVES else "point-to-point")
-        if recosted and not completion:
+        if recosted and not _is_completion(call):
             largest = max(largest, size)
-        split = _split(per_rank, call in MPI_COLLECTIVES)
+        split = None if stream else _split(per_rank, call in MPI_COLLECTIVES)
         for rank, (c, nby, t) in per_rank.items():
             new = [t, t, t]
-            if recosted:
+            if stream:
+                st = streams[rank]
+                share = t / st.exposed if st.exposed > 0 else 0.0
+                new = [share * x for x in p2p_new[rank]]
+            elif recosted:
                 transfer, wait = split[rank]
                 ends = []
                 for k, m in enumerate(models_b):
-                    if completion:
-                        share = transfer / completion_transfer[rank] if completion_transfer[rank] > 0 else 0.0
-                        ca, cb = nb_cost[rank][0] * share, nb_cost[rank][k + 1] * share
-                    else:
-                        ca, cb = costs[k][0] * c, costs[k][1] * c
+                    ca, cb = costs[k][0] * c, costs[k][1] * c
                     for kept in (False, True):
                         tb = _recost(transfer, ca, cb, 1.0 if kept else ratios[k])
                         step = tb - transfer  # a late partner delays a rank by at most its own change
@@ -217,7 +272,8 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
         predicted_s=max(predicted), low_s=min(max(low), max(predicted)), high_s=max(max(high), max(predicted)),
         calls=calls,
     )
-    pred.assumptions = _assumptions(profile, model_a, models_b, largest, bool(nb_cost), ratios[0])
+    nb = any(_is_completion(c) for c, _b in groups) and any(c in NB_SENDS or c in NB_RECVS for c, _b in groups)
+    pred.assumptions = _assumptions(profile, model_a, models_b, largest, nb, ratios[0])
     return pred
 
 
@@ -226,14 +282,17 @@ def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: fl
         f"it scales with the small-message latency, x{ratio:.3g}"
     out = [
         "compute time (application time less MPI time) is the same on both fabrics: same nodes, same ranks",
-        "each call's transfer time (calls x the cheapest rank's time per call) is re-costed with B's model at its "
-        f"mean message size; what A's model leaves unexplained is a per-message overhead: {same}",
-        "waiting above the cheapest rank (imbalance) is kept; the band lets it change by the rank's own change",
+        "each rank's point-to-point messages are re-costed with B's model at their sizes (the busier direction "
+        f"of its link); time above A's model is a per-message overhead or a late partner: {same}",
+        "a transfer A hid behind computation stays hidden on B up to the same amount; the band's ends assume "
+        "no overlap",
+        "each collective's transfer time (calls x the mean time per call over ranks) is re-costed with B's model "
+        "at its mean message size; waiting above that mean (imbalance) is kept; the band lets it change by the "
+        "rank's own change",
         "posting non-blocking calls, probes and communicator calls cost the same on both fabrics",
     ]
     if nb:
-        out.append("MPI_Wait/MPI_Test time is the completion of the non-blocking sends and scales like them; "
-                   "overlap with computation is assumed to stay as it was")
+        out.append("MPI_Wait/MPI_Test time is the completion of the non-blocking transfers: point-to-point time")
     for m in (a, *bs[:1]):
         if m.catalogue:
             out.append(f"{m.name}: one Hockney regime from published figures ({m.p2p.source}); "
