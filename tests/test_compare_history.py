@@ -154,3 +154,17 @@ def test_real_runs_find_their_history(cli):
     assert int(other.stdout.split("run ")[1].split()[0]) not in data["history"]["a"]
     data = json.loads(cli("compare", str(ids[2]), str(ids[3]), "--json", "--no-history").stdout)
     assert data["noise_from"] == "launches" and data["history"]["used"] == []
+
+
+def test_robust_run_variance_is_consistent_and_ignores_a_run_far_off():
+    from fabricbench.analysis import stats
+
+    rng = np.random.default_rng(3)
+    for n in (3, 7, 11):
+        est = [stats.robust_between_run_variance(rng.normal(0.0, 0.02, (20, n))) for _ in range(120)]
+        assert 0.85 < np.median(est) / 0.02**2 < 1.2, n
+    runs = rng.normal(0.0, 0.02, (20, 7))
+    clean = stats.robust_between_run_variance(runs)
+    runs[:, 3] += np.log(2.5)  # one run in a 2.5x slower state at every point
+    assert stats.robust_between_run_variance(runs) < 1.5 * clean
+    assert stats.between_run_variance(runs) > 20 * clean  # a plain variance is swamped by it

@@ -13,9 +13,13 @@ The rule for one point (``analysis.stats`` has the statistics):
   replicate runs (the same configuration measured again) contributes the geometric mean.
 - The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
   sketch, else from n and stdev) plus the run-to-run noise: a single launch's samples cannot
-  show how much the next would differ. Replicate runs, or the launches a run merged into
-  each point (``run --repeat``, the default), show it (``stats.between_run_variance``);
-  without them, the jitter between neighbouring sizes does (``stats.roughness_variance``).
+  show how much the next would differ. A side's figure from n runs of k launches in all
+  varies by launch/k + run/n (``Noise``): the launches a run merged into each point (``run
+  --repeat``, the default) show the first part only, as they share the state the host was in
+  for the whole run. The run-level part comes from stored replicate runs of the same
+  configuration (``history``, chosen by the caller), else from replicate runs given as a
+  side; with neither it is not identifiable and taken as 0 (the output says so); a run of
+  one launch falls back to the jitter between neighbouring sizes (``stats.roughness_variance``).
   A point merged from 3 or more launches is tested even without a CI of its own (the
   launches' spread is its spread). Otherwise a point without a CI on both
   sides (a published number, an import that records only averages, a handful of rank
