@@ -127,6 +127,19 @@ def test_history_is_only_earlier_replicates_of_each_side(fb, stored, db_path):
     assert "Only 1 other run of the same configuration is stored; 2 would be used" in data["noise_note"]
 
 
+def test_imports_that_record_no_configuration_are_nobody_s_history(fb, tmp_path):
+    from test_compare_cli import DATA
+
+    ids = []
+    for i in range(4):  # 4 files (an identical file is imported once)
+        f = tmp_path / f"osu_latency_{i}.txt"
+        f.write_text((DATA / "osu_latency.txt").read_text() + "\n" * (i + 1))
+        ids.append(json.loads(fb("import", str(f), "--json").stdout)[0]["run"])
+    assert len(set(ids)) == 4
+    data = compare(fb, ids[2], ids[3])
+    assert data["history"] == {"a": [], "b": [], "used": []} and data["noise_from"] != "history"
+
+
 def test_check_fails_on_a_real_degradation_with_history(fb, stored):
     history, a, b, c = stored
     fb("baseline", "set", "vm", str(b))

@@ -371,9 +371,15 @@ def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b:
 def is_replicate(run: Any, hosts: Sequence[Any], other: Any, other_hosts: Sequence[Any]) -> bool:
     """Whether `other` measured the same configuration as `run`: a complete run of the same kind with
     the same tags and no difference ``check_comparability`` finds (its timings are another sample of
-    how runs of that configuration vary)."""
-    return (other.status == "complete" and other.kind == run.kind and (other.tags or {}) == (run.tags or {})
-            and check_comparability(run, hosts, other, other_hosts).comparable)
+    how runs of that configuration vary). Both must record their hosts and MPI library: two imports
+    that record nothing have no difference to find, yet may come from anywhere."""
+    if other.status != "complete" or other.kind != run.kind or (other.tags or {}) != (run.tags or {}):
+        return False
+    for r, h in ((run, hosts), (other, other_hosts)):
+        facts = run_facts(r, h)
+        if facts["hosts"].value is None or facts["mpi_library"].value is None:
+            return False
+    return check_comparability(run, hosts, other, other_hosts).comparable
 
 
 # -- hosts that differ within a run --------------------------------------------------
