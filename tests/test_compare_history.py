@@ -91,6 +91,57 @@ def test_history_shows_the_run_level_noise_the_launches_hide(fb, stored):
     assert "B is worse at 0 and better at" in out and "identical runs made at different times can differ by more" in out
 
 
+def report_comparison(fb, db_path, out, a, b, data):
+    """`report A B -o out`'s comparison section, checked against `compare A B --json` (`data`): the same
+    verdict at every point (the report's comparisons, read back through its own loader), the same counts,
+    noise and points called different in the written text. Returns the section's text."""
+    from fabricbench.analysis.matching import size_label
+    from fabricbench.report.context import ReportContext, load_runs
+
+    store = fabricbench.open_db(str(db_path))
+    runs = load_runs(store, [a, b])
+    comp = ReportContext(runs).comparison(runs[1])
+    store.close()
+    assert [(s.definition, p.size, p.verdict) for s in comp.series for p in s.points] == \
+        [(s["definition"], p["size"], p["verdict"]) for s in data["series"] for p in s["points"]]
+    assert comp.noise_note() == data["noise_note"] and comp.history_runs == data["history"]["used"]
+    fb("report", str(a), str(b), "-o", str(out), "--format", "markdown")
+    text = out.read_text()
+    text = text[text.index("## Comparison"):].split("\n## ", 1)[0]
+    points = [p for s in data["series"] for p in s["points"]]
+    row = [line for line in text.splitlines() if line.startswith(f"| {runs[1].name} |")][0].split(" | ")
+    counts = [sum(p["verdict"] in v for p in points) for v in (("worse",), ("better",), (
+        "no significant difference", "below threshold", "isolated"))]
+    assert [int(c) for c in row[1:4]] == counts, row
+    for s in data["series"]:
+        if "run-to-run noise about" in s["summary"]:
+            assert "run-to-run noise about" + s["summary"].split("run-to-run noise about")[1] in text
+    assert data["noise_note"] in text
+    called = [p for p in points if p["verdict"] in ("worse", "better")]
+    listed = text.split("Points called different:")[1].strip().split("\n\n")[0].splitlines() if called else []
+    assert "Points called different:" in text if called else "Points called different:" not in text
+    assert [line.split(": ")[0].rsplit(" ", 2)[1:] for line in listed] == \
+        [size_label(p["size"]).split(" ") for s in data["series"] for p in s["points"] if p in called]
+    assert [line.split(": ")[1].split(" (")[0].split(" is ")[1] for line in listed] == \
+        [p["text"].split(" is ")[1] for s in data["series"] for p in s["points"] if p in called]
+    return text
+
+
+def test_the_report_compares_with_the_same_history(fb, stored, db_path, tmp_path):
+    history, a, b, c = stored
+    data = compare(fb, a, b)
+    text = report_comparison(fb, db_path, tmp_path / "ab.md", a, b, data)
+    # identical configuration, a 4% shift as identical runs here show: nothing called, as compare says
+    assert "Run-to-run noise: from 8 earlier runs of the same configuration (runs 1-8)" in text
+    assert "(from 8 earlier runs of the same configuration)" in text and "between launches only" not in text
+    assert "Points called different" not in text and flagged(data) == []
+    assert len(flagged(json.loads(fb("compare", str(a), str(b), "--json", "--no-history").stdout))) >= 10
+    # a real change is still called, point by point as compare calls it (C's history holds B too)
+    data = compare(fb, a, c)
+    text = report_comparison(fb, db_path, tmp_path / "ac.md", a, c, data)
+    assert len(flagged(data)) == len(SIZES) and "from 9 earlier runs of the same configuration (runs 1-8, 10)" in text
+
+
 def test_a_real_change_is_still_called_with_history(fb, stored):
     _history, a, _b, c = stored
     data = compare(fb, a, c)
@@ -154,7 +205,8 @@ def test_check_fails_on_a_real_degradation_with_history(fb, stored):
 
 
 @pytest.mark.mpi
-def test_real_runs_find_their_history(cli):
+def test_real_runs_find_their_history(cli, tmp_path):
+    """4 identical engine runs: compare and the report of the last two both take the noise from the first two."""
     skip_unless("mpi", "engine")
     ids = []
     for _ in range(4):
@@ -165,6 +217,8 @@ def test_real_runs_find_their_history(cli):
     assert data["noise_from"] == "history" and data["history"]["used"] == ids[:2], data["history"]
     assert "from 2 earlier runs of the same configuration" in data["series"][0]["summary"]
     assert int(other.stdout.split("run ")[1].split()[0]) not in data["history"]["a"]
+    text = report_comparison(cli, cli.db, tmp_path / "r.md", ids[2], ids[3], data)
+    assert f"Run-to-run noise: from 2 earlier runs of the same configuration (runs {ids[0]}-{ids[1]})" in text
     data = json.loads(cli("compare", str(ids[2]), str(ids[3]), "--json", "--no-history").stdout)
     assert data["noise_from"] == "launches" and data["history"]["used"] == []
 

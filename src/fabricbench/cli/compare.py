@@ -141,40 +141,6 @@ def load_side(store, refs: str):
     return [store.load(r) for r in parts]
 
 
-HISTORY_RUNS = 10  # the most recent stored replicate runs a side takes its run-to-run noise from
-
-
-def replicate_history(store, side_a, side_b, limit: int = HISTORY_RUNS):
-    """Stored replicate runs of A's and of B's configuration (``comparability.is_replicate`` of each
-    side's first run), as RunData: the `limit` most recent per side that started before the later of
-    the compared runs, none of the compared runs among them."""
-    from fabricbench.analysis.comparability import is_replicate
-    from fabricbench.store import RunData
-
-    compared = [rd.run for rd in list(side_a) + list(side_b)]
-    exclude = {r.id for r in compared}
-    later = max((r.created, r.id) for r in compared)  # ids break ties: `created` has whole seconds
-    candidates = [r for r in reversed(store.list_runs(status="complete"))
-                  if r.id not in exclude and (r.created, r.id) < later]
-    hosts = {}
-    chosen = []
-    for side in (side_a, side_b):
-        ref = side[0]
-        found = []
-        for r in candidates:
-            if r.kind != ref.run.kind or r.tags != ref.run.tags:
-                continue
-            if r.id not in hosts:
-                hosts[r.id] = store.hosts(r.id)
-            if is_replicate(ref.run, ref.hosts, r, hosts[r.id]):
-                found.append(r)
-                if len(found) >= limit:
-                    break
-        chosen.append(found)
-    measured = store.measurements_by_run([r.id for runs in chosen for r in runs])
-    return tuple([RunData(r, measured[r.id], hosts[r.id]) for r in reversed(runs)] for runs in chosen)
-
-
 def _side_text(runs) -> str:
     if len(runs) == 1:
         return f"run {runs[0].id} ({runs[0].name})"
@@ -198,6 +164,7 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
     from the spread between each run's launches.
     """
     from fabricbench.analysis.compare import compare as compare_runs
+    from fabricbench.workflows.replicates import replicate_history
 
     store = state.read(run_a)
     a, b = load_side(store, run_a), load_side(store, run_b)
@@ -228,6 +195,7 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
     """
     from fabricbench.analysis.compare import compare as compare_runs
     from fabricbench.analysis.compare import describe_point
+    from fabricbench.workflows.replicates import replicate_history
 
     store = state.read(run)
     base = store.baseline(baseline)
