@@ -12,9 +12,15 @@ With --baseline-runs K, K runs are measured first and every later run is compare
 all K of them (as `check --against` a baseline of K replicate runs does): the spread of the
 K runs is then the run-to-run noise the comparison allows for.
 
+Each pair also says where compare took the run-to-run noise from: the launches of the two
+runs only, or the earlier runs of the same configuration in the database (the pairs before
+it: from the third pair on, 2 or more), and the totals are given per source. --no-history
+makes compare ignore the earlier runs (launches only, as before). --reanalyse compares the
+runs already in --db instead of measuring (1 with 2, 3 with 4, ...).
+
 Usage: FABRICBENCH_NATIVE_DIR=build/stage PYTHONPATH=src python3 benchmarks/compare_false_alarms.py
            [--repeats 20] [--np 2] [--suite quick] [--db FILE] [--min-effect 3] [--baseline-runs K]
-           [--orders random,ascending]
+           [--orders random,ascending] [--no-history] [--reanalyse]
 """
 from __future__ import annotations
 
@@ -52,40 +58,66 @@ def main() -> int:
     ap.add_argument("--orders", default="random",
                     help="size orders to try, comma-separated (random, ascending): each repeat measures one pair per "
                     "order, interleaved, so both see the same changes of load")
+    ap.add_argument("--no-history", action="store_true", help="compare ignores earlier runs of the same configuration")
+    ap.add_argument("--reanalyse", action="store_true",
+                    help="measure nothing: compare the runs already in --db, 1 with 2, 3 with 4, ...")
     args = ap.parse_args()
     orders = [o.strip() for o in args.orders.split(",") if o.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="fb-false-alarms-")
     db = Path(args.db) if args.db else Path(tmp.name) / "aa.db"
-    totals = {o: {"points": 0, "flagged": 0, "pairs": 0, "tested": 0} for o in orders}
+    if args.reanalyse and not db.is_file():
+        sys.exit("--reanalyse needs --db with the runs to compare")
+    totals: dict = {}
     started = time.monotonic()
-    baseline = {o: [measure(db, args.suite, args.np, f"base{i + 1}-{o}", o) for i in range(args.baseline_runs)]
-                for o in orders}
-    for k in range(args.repeats):
-        for order in orders:
-            load = os.getloadavg()[0]
-            base = baseline[order]
-            a = ",".join(map(str, base)) if base else str(measure(db, args.suite, args.np, f"A{k + 1}-{order}", order))
-            b = measure(db, args.suite, args.np, f"B{k + 1}-{order}", order)
-            data = json.loads(fabricbench(db, "compare", a, str(b), "--json", "--min-effect", args.min_effect).stdout)
-            points = [(s, p) for s in data["series"] for p in s["points"]]
-            flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
-            t = totals[order]
-            t["points"] += len(points)
-            t["flagged"] += len(flagged)
-            t["pairs"] += bool(flagged)
-            t["tested"] += data["tested"]
-            detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
-            more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
-            print(f"pair {k + 1:2d} {order} (runs {a} vs {b}; load {load:.1f} on {os.cpu_count()} CPUs): "
-                  f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
-                  + (f": {detail}{more}" if flagged else ""), flush=True)
+    if args.reanalyse:
+        ids = sorted(r["id"] for r in json.loads(fabricbench(db, "runs", "--json").stdout))
+        pairs = [("stored", str(ids[i]), ids[i + 1], None) for i in range(0, len(ids) - 1, 2)]
+    else:
+        pairs = None
+        baseline = {o: [measure(db, args.suite, args.np, f"base{i + 1}-{o}", o) for i in range(args.baseline_runs)]
+                    for o in orders}
+
+    def measured_pairs():
+        for k in range(args.repeats):
+            for order in orders:
+                load = os.getloadavg()[0]
+                base = baseline[order]
+                a = ",".join(map(str, base)) if base else str(measure(db, args.suite, args.np, f"A{k + 1}-{order}", order))
+                yield order, a, measure(db, args.suite, args.np, f"B{k + 1}-{order}", order), load
+
+    for k, (order, a, b, load) in enumerate(pairs if pairs is not None else measured_pairs()):
+        extra = ["--no-history"] if args.no_history else []
+        data = json.loads(fabricbench(db, "compare", a, str(b), "--json", "--min-effect", args.min_effect,
+                                      *extra).stdout)
+        points = [(s, p) for s in data["series"] for p in s["points"]]
+        flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
+        source = noise_source(data)
+        t = totals.setdefault((order, data.get("noise_from", "?")), {"points": 0, "flagged": 0, "pairs": 0, "tested": 0, "count": 0})
+        t["points"] += len(points)
+        t["flagged"] += len(flagged)
+        t["pairs"] += bool(flagged)
+        t["tested"] += data["tested"]
+        t["count"] += 1
+        detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
+        more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
+        where = f"load {load:.1f} on {os.cpu_count()} CPUs; " if load is not None else ""
+        print(f"pair {k + 1:2d} {order} (runs {a} vs {b}; {where}noise from {source}): "
+              f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
+              + (f": {detail}{more}" if flagged else ""), flush=True)
     what = f"runs against a baseline of {args.baseline_runs} runs" if args.baseline_runs else "A/A pairs"
     print()
-    for order, t in totals.items():
-        print(f"{args.repeats} {what} of `run {args.suite} --np {args.np} --order {order}`: {t['flagged']} false alarms "
-              f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {args.repeats} pairs had any")
+    for (order, source), t in totals.items():
+        how = "stored runs" if order == "stored" else f"`run {args.suite} --np {args.np} --order {order}`"
+        print(f"{t['count']} {what} of {how}, noise from {source}: {t['flagged']} false alarms "
+              f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {t['count']} pairs had any")
     print(f"{time.monotonic() - started:.0f} s")
     return 0
+
+
+def noise_source(data: dict) -> str:
+    """'launches', 'history (6 runs)', ...: where compare took the run-to-run noise from."""
+    source = data.get("noise_from", "?")
+    return f"history ({data['history_runs']} runs)" if source == "history" else source
 
 
 if __name__ == "__main__":

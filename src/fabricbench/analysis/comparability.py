@@ -7,6 +7,8 @@
   both read it, so they always agree.
 - ``check_comparability(run_a, hosts_a, run_b, hosts_b)`` -> ``Comparability``: every fact that
   differs (and could confound a comparison), and the facts recorded for neither run.
+- ``is_replicate(run, hosts, other, other_hosts)`` -> whether another run measured the same
+  configuration (what ``compare`` takes run-to-run noise from).
 - ``host_outliers(hosts)`` -> hosts whose provenance digest differs from the majority, with the
   facts that differ.
 
@@ -364,6 +366,20 @@ def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b:
                                "its timings can differ for reasons that are not the fabric; repeat on an idle host, or "
                                "compare against several runs (a baseline) so that run-to-run noise is measured")
     return result
+
+
+def is_replicate(run: Any, hosts: Sequence[Any], other: Any, other_hosts: Sequence[Any]) -> bool:
+    """Whether `other` measured the same configuration as `run`: a complete run of the same kind with
+    the same tags and no difference ``check_comparability`` finds (its timings are another sample of
+    how runs of that configuration vary). Both must record their hosts and MPI library: two imports
+    that record nothing have no difference to find, yet may come from anywhere."""
+    if other.status != "complete" or other.kind != run.kind or (other.tags or {}) != (run.tags or {}):
+        return False
+    for r, h in ((run, hosts), (other, other_hosts)):
+        facts = run_facts(r, h)
+        if facts["hosts"].value is None or facts["mpi_library"].value is None:
+            return False
+    return check_comparability(run, hosts, other, other_hosts).comparable
 
 
 # -- hosts that differ within a run --------------------------------------------------

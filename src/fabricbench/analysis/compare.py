@@ -13,9 +13,13 @@ The rule for one point (``analysis.stats`` has the statistics):
   replicate runs (the same configuration measured again) contributes the geometric mean.
 - The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
   sketch, else from n and stdev) plus the run-to-run noise: a single launch's samples cannot
-  show how much the next would differ. Replicate runs, or the launches a run merged into
-  each point (``run --repeat``, the default), show it (``stats.between_run_variance``);
-  without them, the jitter between neighbouring sizes does (``stats.roughness_variance``).
+  show how much the next would differ. A side's figure from n runs of k launches in all
+  varies by launch/k + run/n (``Noise``): the launches a run merged into each point (``run
+  --repeat``, the default) show the first part only, as they share the state the host was in
+  for the whole run. The run-level part comes from stored replicate runs of the same
+  configuration (``history``, chosen by the caller), else from replicate runs given as a
+  side; with neither it is not identifiable and taken as 0 (the output says so); a run of
+  one launch falls back to the jitter between neighbouring sizes (``stats.roughness_variance``).
   A point merged from 3 or more launches is tested even without a CI of its own (the
   launches' spread is its spread). Otherwise a point without a CI on both
   sides (a published number, an import that records only averages, a handful of rank
@@ -35,6 +39,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
@@ -120,8 +126,11 @@ class SeriesComparison:
     benchmark_a: str
     benchmark_b: str
     points: List[PointComparison] = field(default_factory=list)
-    run_noise: float = 0.0  # run-to-run standard deviation of ln(B/A)
-    noise_from: str = "curve"  # "curve" (jitter between neighbouring sizes), "replicates" (runs) or "launches"
+    run_noise: float = 0.0  # standard deviation of ln(B/A) of two single runs of one configuration
+    noise_from: str = "curve"  # "history", "replicates", "launches" or "curve" (see _noise)
+    history_runs: int = 0  # stored replicate runs the noise came from (noise_from "history")
+    launch_noise: float = 0.0  # sd of ln(one launch's figure) within a run
+    run_level_noise: float = 0.0  # sd of ln(one run's figure) beyond what its launches show
 
     @property
     def benchmark(self) -> str:
@@ -197,11 +206,16 @@ class SeriesComparison:
         if unjudged:
             reasons = sorted({p.reason for p in self.points if p.significant is None})
             text += f"; not judged at {unjudged} ({', '.join(reasons)})"
-        if self.run_noise >= 0.01:
-            where = {"replicates": "between replicate runs", "launches": "between launches"}.get(self.noise_from,
-                                                                                                 "along the curve")
-            text += f"; run-to-run noise {where} about {self.run_noise * 100:.0f}%"
+        if self.judged and (self.run_noise >= 0.01 or self.noise_from != "curve"):
+            text += f"; {self.noise_text()}"
         return text + "."
+
+    def noise_text(self) -> str:
+        """'run-to-run noise about 2.9% (from 6 earlier runs of the same configuration)'."""
+        where = {"history": f"from {self.history_runs} earlier runs of the same configuration",
+                 "replicates": "between the replicate runs", "launches": "between launches only",
+                 "curve": "along the curve"}[self.noise_from]
+        return f"run-to-run noise about {_percent(self.run_noise)} ({where})"
 
     def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
         d = self._diffs(pts)
@@ -229,6 +243,9 @@ class SeriesComparison:
             "mean_diff": self.mean_diff,
             "run_noise": self.run_noise,
             "noise_from": self.noise_from,
+            "history_runs": self.history_runs,
+            "launch_noise": self.launch_noise,
+            "run_level_noise": self.run_level_noise,
             "worse": len(self.flagged("worse")),
             "better": len(self.flagged("better")),
             "judged": len(self.judged),
@@ -238,6 +255,12 @@ class SeriesComparison:
 
 
 _fmt = number  # the one number formatter (report.format)
+
+
+def _percent(x: float) -> str:
+    """0.029 -> '2.9%', 0.12 -> '12%', 2.2 -> '220%'."""
+    v = x * 100
+    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
 
 
 def _ratio(x: float) -> str:
@@ -279,25 +302,50 @@ def _no_ci(m: Any) -> Optional[str]:
 
 
 MIN_LAUNCHES = 3  # launches that give a side a spread when its points have no CI of their own
+MIN_HISTORY = 2  # stored replicate runs a side needs before they count (with the compared run: 3 figures)
+OWN_SPREAD_RUNS = 5  # runs of a point whose spread is trusted at that size alone (else the series' spread)
 
 
 @dataclass
 class Side:
     """One side's figure for a point: from one run, or the geometric mean over replicate runs;
-    a run whose point merges several launches (``run --repeat``) contributes each launch."""
+    each run's figure is the geometric mean of its launches (``run --repeat``) when it merged several.
+    ``history`` holds the same point in stored runs of the same configuration: they are not part of
+    the figure, only of how much a run's figure varies."""
 
-    center: float  # the geometric mean of `logs`: what is tested
-    logs: List[float]  # ln of each replicate's figure (runs, or launches)
+    center: float  # exp(mean of `runs`): what is tested
+    runs: List[float]  # ln of each run's figure
+    launches: List[List[float]]  # ln of each launch's figure, per run ([] for a run of one launch)
     within: float  # variance of ln(center) from the points' own CIs (mean se^2 / runs)
     ci: Optional[Tuple[float, float]] = None  # a single run's own CI of its median
-    source: str = "runs"  # what the replicates are: "runs" or "launches"
+    history: List[float] = field(default_factory=list)  # ln of each stored replicate run's figure
+    history_launches: List[List[float]] = field(default_factory=list)
+    history_ids: Tuple[Any, ...] = ()  # the stored runs in `history`
+
+    @property
+    def n(self) -> int:
+        return len(self.runs)
 
     @property
     def k(self) -> int:
-        return len(self.logs)
+        """Launches behind the figure (a run of one launch counts one)."""
+        return sum(max(1, len(lv)) for lv in self.launches)
 
 
-def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[float], Optional[Side]]:
+def _run_figure(m: Any, statistic: str) -> Optional[Tuple[float, List[float]]]:
+    """(ln of a run's figure for a point, ln of each launch's figure): the geometric mean of its
+    launches when it merged several, else its median (or headline value); None without one."""
+    lv = stats.launch_values(m, statistic)
+    if len(lv) >= 2 and min(lv) > 0:
+        logs = [math.log(x) for x in lv]
+        return sum(logs) / len(logs), logs
+    c = stats.center(m)
+    v = (c.value if c is not None else None) if statistic == "median" else _headline(m)
+    return (math.log(v), []) if v is not None and v > 0 else None
+
+
+def _side(reps: Sequence[Any], statistic: str, level: float,
+          history: Sequence[Any] = ()) -> Tuple[Optional[float], Optional[Side]]:
     """(the figure shown, the Side to test or None when it has no spread to test with)."""
     values = [stats.center(m).value if statistic == "median" else _headline(m) for m in reps]
     if any(v is None for v in values):
@@ -308,29 +356,37 @@ def _side(reps: Sequence[Any], statistic: str, level: float) -> Tuple[Optional[f
         shown = math.exp(sum(math.log(v) for v in values) / len(values))
     if shown <= 0 or any(v <= 0 for v in values):
         return shown, None
-    per_run = [stats.launch_values(m, statistic) for m in reps]
-    launched = all(len(lv) >= 2 and min(lv) > 0 for lv in per_run)
-    logs = ([math.log(x) for lv in per_run for x in lv] if launched else [math.log(v) for v in values])
+    figures = [_run_figure(m, statistic) for m in reps]
+    launched = all(len(f[1]) >= 2 for f in figures)
     cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None] * len(reps)
     if any(ci is None for ci in cis):
-        if not (launched and len(logs) >= MIN_LAUNCHES):
+        if not (launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES):
             return shown, None
         within = 0.0  # the launches' spread is all there is (a few rank averages, say)
     else:
         within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
     own = (cis[0].low, cis[0].high) if len(cis) == 1 and cis[0] is not None else None
-    center = math.exp(sum(logs) / len(logs))
-    return shown, Side(center, logs, within, own, "launches" if launched else "runs")
+    runs = [f[0] for f in figures]
+    side = Side(math.exp(sum(runs) / len(runs)), runs, [f[1] for f in figures], within, own)
+    for m in history:
+        f = _run_figure(m, statistic)
+        if f is not None:
+            side.history.append(f[0])
+            side.history_launches.append(f[1])
+            side.history_ids += (m.run_id,)
+    return shown, side
 
 
 def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
-                  level: float = 0.95) -> Tuple[PointComparison, Optional[Tuple[Side, Side]]]:
-    """One matched point before correction: figures, what can be tested, or why not."""
+                  level: float = 0.95, history: Tuple[Sequence[Any], Sequence[Any]] = ((), ())
+                  ) -> Tuple[PointComparison, Optional[Tuple[Side, Side]]]:
+    """One matched point before correction: figures, what can be tested, or why not. `history`:
+    the point in stored replicate runs of A's and of B's configuration."""
     a, b = a_reps[0], b_reps[0]
     centers = [stats.center(m) for m in list(a_reps) + list(b_reps)]
     statistic = "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
-    va, sa = _side(a_reps, statistic, level)
-    vb, sb = _side(b_reps, statistic, level)
+    va, sa = _side(a_reps, statistic, level, history[0])
+    vb, sb = _side(b_reps, statistic, level, history[1])
     pc = PointComparison(size, va, vb, statistic, metric)
     if va is None or vb is None:
         pc.reason = "no value"
@@ -393,6 +449,8 @@ class Comparison:
     tested: int = 0  # points in the multiple-comparison family
     a_runs: List[Any] = field(default_factory=list)  # every Run of side A (replicates), a first
     b_runs: List[Any] = field(default_factory=list)
+    history_a: List[Any] = field(default_factory=list)  # stored replicate runs of A's configuration (Run)
+    history_b: List[Any] = field(default_factory=list)
 
     @property
     def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
@@ -436,6 +494,46 @@ class Comparison:
             text += f"; {unjudged} not judged"
         return text + tail + "."
 
+    @property
+    def noise_from(self) -> str:
+        """Where the run-to-run noise of most of the points compared came from (see ``_noise``)."""
+        counts: Dict[str, int] = {}
+        for s in self.series:
+            counts[s.noise_from] = counts.get(s.noise_from, 0) + len(s.judged)
+        return max(counts, key=lambda k: (counts[k], k == "history")) if counts else "curve"
+
+    @property
+    def history_runs(self) -> List[int]:
+        """The stored replicate runs that took part (ids), when there were enough of them."""
+        found = {r.id: r for r in self.history_a + self.history_b}
+        return sorted(found) if any(s.noise_from == "history" for s in self.series) else []
+
+    def noise_note(self, history_ignored: bool = False) -> str:
+        """Where the run-to-run noise came from, in a sentence or two (empty when nothing was judged);
+        `history_ignored`: stored runs were not looked at (``--no-history``)."""
+        if not any(s.judged for s in self.series):
+            return ""
+        source = self.noise_from
+        if source == "history":
+            ids = self.history_runs
+            return (f"Run-to-run noise: from {len(ids)} earlier runs of the same configuration "
+                    f"(runs {_id_list(ids)}): how much identical runs made at different times differ.")
+        if source == "replicates":
+            return "Run-to-run noise: from the spread between the replicate runs compared."
+        offered = len({r.id for r in self.history_a + self.history_b})
+        stored = (f" Only {offered} other run of the same configuration is stored; {MIN_HISTORY} would be used."
+                  if 0 < offered < MIN_HISTORY else "")
+        if history_ignored:
+            stored = " Stored runs of the same configuration were not looked at (--no-history)."
+        if source == "launches":
+            return ("Run-to-run noise: only the spread between each run's launches was allowed for; identical "
+                    "runs made at different times can differ by more (the host's state holds for a whole run)."
+                    + stored + " To allow for it, keep 2 or more other runs of the same configuration in this "
+                    "database (compare finds them), compare against several runs (baseline set NAME RUN RUN RUN), "
+                    "or rerun both to confirm a difference.")
+        return ("Run-to-run noise: estimated from the jitter between neighbouring sizes (one launch per run)."
+                + stored)
+
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
             return {"id": r.id, "uuid": r.uuid, "name": r.name, "label": r.label, "tags": r.tags}
@@ -449,6 +547,11 @@ class Comparison:
             "comparability": self.comparability.to_dict(),
             "summary": self.summary(),
             "tested": self.tested,
+            "noise_from": self.noise_from,
+            "history_runs": len(self.history_runs),
+            "history": {"a": [r.id for r in self.history_a], "b": [r.id for r in self.history_b],
+                        "used": self.history_runs},
+            "noise_note": self.noise_note(),
             "series": [s.to_dict() for s in self.series],
             "mismatches": [m.to_dict() for m in self.mismatches],
             "not_compared": self.mismatch_text,
@@ -472,18 +575,22 @@ class Compared:
     points: List[PointComparison]  # one per input pair, in input order
 
 
-def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compared:
-    """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size)."""
+def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
+                  history: Optional[Sequence[Tuple[Sequence[Any], Sequence[Any]]]] = None) -> Compared:
+    """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size).
+    `history`, one entry per pair: the point in stored replicate runs of A's and of B's configuration."""
     groups: Dict[Tuple, SeriesComparison] = {}
     testable: Dict[int, List[Tuple[PointComparison, Side, Side]]] = {}
     per_pair: Dict[int, PointComparison] = {}
+    past = {id(p): h for p, h in zip(pairs, history)} if history is not None else {}
     for pair in sorted(pairs, key=lambda p: (p.key.size is None, p.key.size or 0)):
         k = pair.key
         s = groups.get(k.series_key)
         if s is None:
             s = groups[k.series_key] = SeriesComparison(k.definition, k.metric, pair.a.unit, _variant_shown(k.strict),
                                                         pair.a.benchmark, pair.b.benchmark)
-        pc, sides = measure_point(pair.a_reps, pair.b_reps, k.metric, k.size, options.level)
+        pc, sides = measure_point(pair.a_reps, pair.b_reps, k.metric, k.size, options.level,
+                                  past.get(id(pair), ((), ())))
         pc.ma, pc.mb = pair.a, pair.b
         s.points.append(pc)
         per_pair[id(pair)] = pc
@@ -493,16 +600,19 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
     z = float(stats.norm_quantile(0.5 + options.level / 2))
     for s in groups.values():
         items = testable.get(id(s), [])
-        sigma2, s.noise_from = _run_to_run(items)
-        s.run_noise = math.sqrt(2 * sigma2)
-        for pc, sa, sb in items:
+        noise = _noise(items)
+        s.noise_from, s.history_runs = noise.source, noise.history_runs
+        s.launch_noise = math.sqrt(noise.launch)
+        s.run_noise = math.sqrt(2 * noise.one_run(items))
+        s.run_level_noise = math.sqrt(float(np.median(noise.run))) if noise.run else 0.0
+        for i, (pc, sa, sb) in enumerate(items):
             d = math.log(sb.center / sa.center)
-            se = math.sqrt(sa.within + sb.within + sigma2 * (1 / sa.k + 1 / sb.k))
-            test = stats.log_ratio_test(d, se)
+            test = stats.log_ratio_test(d, math.sqrt(sa.within + sb.within + noise.variance(sa, i)
+                                                     + noise.variance(sb, i)))
             pc.p, pc.log_se = test.p, test.log_se
             pc.ratio_ci = test.interval(options.level)
-            pc.a_ci = _side_ci(sa, sigma2, z)
-            pc.b_ci = _side_ci(sb, sigma2, z)
+            pc.a_ci = _side_ci(sa, noise.variance(sa, i), noise.source, z)
+            pc.b_ci = _side_ci(sb, noise.variance(sb, i), noise.source, z)
             tested.append(pc)
     adjust = stats.CORRECTIONS.get(options.correction)
     if adjust is None:
@@ -518,24 +628,91 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options()) -> Compar
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
 
-def _side_ci(side: Side, sigma2: float, z: float) -> Tuple[float, float]:
-    """The CI of a side's figure: one run's own CI, or for replicates their CIs and the run-to-run noise."""
-    if side.ci is not None and side.k == 1:
-        return side.ci
-    m = sum(side.logs) / side.k
-    half = z * math.sqrt(side.within + (sigma2 / side.k if side.k > 1 else 0.0))
-    return stats.clipped_exp(m - half), stats.clipped_exp(m + half)
+@dataclass(frozen=True)
+class Noise:
+    """What varies between runs of one configuration, for a series (variances of ln figures).
+
+    A side's figure from n runs of k launches in all varies by launch/k + run/n (plus its points'
+    own sampling, ``Side.within``): the launches of one run share the state the host was in
+    during that run, so their spread shows only part of how much the next run would differ.
+    """
+
+    launch: float = 0.0  # one launch's figure, within a run
+    run: Tuple[float, ...] = ()  # one run's figure beyond what its launches show, per point tested
+    source: str = "curve"  # "history", "replicates", "launches" or "curve"
+    history_runs: int = 0  # stored replicate runs that took part
+
+    def variance(self, side: Side, i: int) -> float:
+        return self.launch / side.k + (self.run[i] if self.run else 0.0) / side.n
+
+    def one_run(self, items: Sequence[Tuple[PointComparison, Side, Side]]) -> float:
+        """Variance of one run's figure (its typical point), with as many launches as the compared runs have."""
+        per_run = [max(1, len(lv)) for _pc, sa, sb in items for side in (sa, sb) for lv in side.launches]
+        launches = float(np.median(per_run)) if per_run else 1.0
+        return self.launch / launches + (float(np.median(self.run)) if self.run else 0.0)
 
 
-def _run_to_run(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Tuple[float, str]:
-    """Variance of ln(one replicate's figure), and where it came from: replicate runs or launches of
-    either side when there are any (stats.between_run_variance), else the jitter along the curve."""
-    groups = [side.logs for _pc, sa, sb in items for side in (sa, sb) if side.k > 1]
-    if groups:
-        launched = all(side.source == "launches" for _pc, sa, sb in items for side in (sa, sb) if side.k > 1)
-        return stats.between_run_variance(groups), "launches" if launched else "replicates"
+def _noise(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Noise:
+    """The run-to-run noise of a series, from the best source there is:
+
+    - "history": the spread of each point's figures over the compared run and the stored replicate
+      runs of its configuration (at least MIN_HISTORY of them), robustly pooled
+      (``stats.robust_between_run_variance``: a stored run in another state, or from before an
+      unrecorded change, does not inflate it);
+    - "replicates": the spread of the figures of a side's own replicate runs (``compare 3,4,5 6``);
+    - "launches": only the spread between the launches of each run (the run-level part is then
+      not identifiable: it is taken as 0, and the output says so);
+    - "curve": the jitter along the curve (``stats.roughness_variance``) when there is none of these.
+
+    A point's runs' spread is its own (from OWN_SPREAD_RUNS or more runs), but never less than the
+    series' typical (median) spread: a
+    host state moves whole curves, by more at some sizes (latency's 512 B to 1 KiB here) than at
+    others. The run-level part is what that spread shows beyond the launches' (never below 0)."""
+    sides = [[sa, sb] for _pc, sa, sb in items]
+    launch_groups = [lv for pair in sides for side in pair for lv in side.launches + side.history_launches
+                     if len(lv) >= 2]
+    launch = stats.between_run_variance(launch_groups) if launch_groups else 0.0
+    past = [[side for side in pair if len(set(side.history_ids)) >= MIN_HISTORY] for pair in sides]
+    if any(past):
+        ids = {i for pair in past for side in pair for i in side.history_ids}
+        return Noise(launch, _run_level(past, launch, True), "history", len(ids))
+    replicated = [[side for side in pair if side.n >= 2] for pair in sides]
+    if any(replicated):
+        return Noise(launch, _run_level(replicated, launch, False), "replicates")
+    if launch_groups:
+        return Noise(launch, (), "launches")
     logs = [math.log(sb.center / sa.center) for _pc, sa, sb in items]
-    return stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2, "curve"
+    curve = stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2
+    return Noise(0.0, (curve,) * len(items), "curve")
+
+
+def _run_level(usable: Sequence[Sequence[Side]], launch: float, with_history: bool) -> Tuple[float, ...]:
+    """Per point: the variance of one run's figure beyond its launches, from the sides' run groups
+    (their own runs, and the stored replicates `with_history`) at the point, or of the series if more."""
+    if with_history:
+        pool = stats.robust_between_run_variance
+        groups = [[side.runs + side.history for side in pair] for pair in usable]
+    else:
+        pool = stats.between_run_variance
+        groups = [[side.runs for side in pair] for pair in usable]
+    counts = [max(1, len(lv)) for pair in usable for side in pair
+              for lv in side.launches + (side.history_launches if with_history else [])]
+    explained = launch * float(np.median([1.0 / c for c in counts]))
+    whole = pool([g for point in groups for g in point])
+    out = []
+    for point in groups:
+        own = [g for g in point if len(g) >= OWN_SPREAD_RUNS]
+        out.append(max(0.0, max(whole, pool(own) if own else 0.0) - explained))
+    return tuple(out)
+
+
+def _side_ci(side: Side, var: float, source: str, z: float) -> Tuple[float, float]:
+    """The CI of a side's figure: one launch's own CI, else its CIs and `var`, the noise of its launches and runs."""
+    if side.ci is not None and side.k == 1 and source != "history":
+        return side.ci
+    m = sum(side.runs) / side.n
+    half = z * math.sqrt(side.within + var)
+    return stats.clipped_exp(m - half), stats.clipped_exp(m + half)
 
 
 def _relevant(comparability: Any, series: Sequence[SeriesComparison]) -> Any:
@@ -545,18 +722,45 @@ def _relevant(comparability: Any, series: Sequence[SeriesComparison]) -> Any:
     return comparability
 
 
-def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[str] = None) -> Comparison:
-    """Compare B against A; each a run (``RunData``) or a list of replicate runs. See the module doc."""
+def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[str] = None,
+            history: Tuple[Sequence[Any], Sequence[Any]] = ((), ())) -> Comparison:
+    """Compare B against A; each a run (``RunData``) or a list of replicate runs. See the module doc.
+
+    `history`: stored replicate runs (``RunData``) of A's and of B's configuration, neither side's
+    runs among them (the caller chooses them: ``workflows.replicates.replicate_history``); with at least
+    MIN_HISTORY for a side, their spread is the run-to-run noise."""
     from fabricbench.analysis.comparability import check_comparability
 
     side_a = list(a) if isinstance(a, (list, tuple)) else [a]
     side_b = list(b) if isinstance(b, (list, tuple)) else [b]
+    hist_a, hist_b = list(history[0]), list(history[1])
     matching = match(side_a, side_b, benchmark)
-    done = compare_pairs(matching.pairs, options)
+    past_a, past_b = _history_points(side_a, hist_a, benchmark), _history_points(side_b, hist_b, benchmark)
+    done = compare_pairs(matching.pairs, options,
+                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs])
     first_a, first_b = side_a[0], side_b[0]
     comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
     return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
-                      [r.run for r in side_a], [r.run for r in side_b])
+                      [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],
+                      [r.run for r in hist_b])
+
+
+def _history_points(side: Sequence[Any], history: Sequence[Any], benchmark: Optional[str]) -> Dict[int, List[Any]]:
+    """{id of the side's measurement: the same point in each stored replicate run}; empty below MIN_HISTORY."""
+    if len(history) < MIN_HISTORY:
+        return {}
+    return {id(p.a): p.b_reps for p in match(list(side), list(history), benchmark).pairs}
+
+
+def _id_list(ids: Sequence[int]) -> str:
+    """1, 2, 3, 5 -> '1-3, 5'."""
+    spans: List[List[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in spans)
 
 
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:

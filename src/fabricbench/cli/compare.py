@@ -22,6 +22,9 @@ def verdict_options(f):
         click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
                      help="Correction for the number of points compared: Holm (family-wise) or Benjamini-Hochberg."),
         click.option("--benchmark", "-b", default=None, metavar="NAME", help="Only this benchmark."),
+        click.option("--no-history", is_flag=True,
+                     help="Ignore the stored runs of the same configuration: take the run-to-run noise from the "
+                     "compared runs alone (their launches, or their replicates)."),
     ]):
         f = opt(f)
     return f
@@ -107,7 +110,7 @@ def series_table(s, wide: bool = False) -> Table:
     return t
 
 
-def print_comparison(result, show_points: bool = True) -> None:
+def print_comparison(result, show_points: bool = True, history_ignored: bool = False) -> None:
     console.print(Text.assemble(("A", "bold"), f" = {_side_text(result.a_runs)}   ", ("B", "bold"),
                                 f" = {_side_text(result.b_runs)}"))
     print_comparability(result.comparability)
@@ -121,6 +124,9 @@ def print_comparison(result, show_points: bool = True) -> None:
         console.print(Text(result.mismatch_text, style="dim"))
     if result.series:
         console.print(Text(result.summary(), style="bold"))
+        note = result.noise_note(history_ignored)
+        if note:
+            console.print(Text(note, style="dim" if result.noise_from == "history" else "yellow"))
         if show_points:
             console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
                                "series names; the verdicts are corrected for every point tested.", style="dim"))
@@ -148,23 +154,28 @@ def _side_text(runs) -> str:
 @json_option
 @pass_state
 def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, correction: str,
-            benchmark: Optional[str], as_json: bool) -> None:
+            benchmark: Optional[str], no_history: bool, as_json: bool) -> None:
     """Compare run B against run A: comparability, then medians, B/A with its CI and a verdict per point.
 
     A point is called better or worse only when the difference is significant after correcting
-    for the number of points compared, and at least --min-effect percent. A or B may list
-    replicate runs of one configuration (3,4,5): they show how much runs vary by themselves.
+    for the number of points compared, and at least --min-effect percent. How much runs vary by
+    themselves comes from up to 10 stored earlier runs of the same configuration (2 or more
+    needed; --no-history ignores them), else from replicate runs given as A or B (3,4,5), else
+    from the spread between each run's launches.
     """
     from fabricbench.analysis.compare import compare as compare_runs
+    from fabricbench.workflows.replicates import replicate_history
 
-    a, b = load_side(state.read(run_a), run_a), load_side(state.read(run_a), run_b)
-    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark)
+    store = state.read(run_a)
+    a, b = load_side(store, run_a), load_side(store, run_b)
+    history = ((), ()) if no_history else replicate_history(store, a, b)
+    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark, history=history)
     if benchmark and not result.series and not result.mismatches:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
     if as_json:
-        print_json(result.to_dict())
+        print_json(dict(result.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history)))
         return
-    print_comparison(result)
+    print_comparison(result, history_ignored=no_history)
 
 
 @main.command()
@@ -175,26 +186,30 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
 @pass_state
 @click.pass_context
 def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, correction: str,
-          benchmark: Optional[str], as_json: bool) -> None:
+          benchmark: Optional[str], no_history: bool, as_json: bool) -> None:
     """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 otherwise.
 
     The points that got worse are named; exit status 2 when the two share no point. A
-    baseline of several replicate runs tells check how much runs vary by themselves.
+    baseline of several replicate runs tells check how much runs vary by themselves, as do
+    stored earlier runs of the same configuration (--no-history ignores those).
     """
     from fabricbench.analysis.compare import compare as compare_runs
     from fabricbench.analysis.compare import describe_point
+    from fabricbench.workflows.replicates import replicate_history
 
     store = state.read(run)
     base = store.baseline(baseline)
-    result = compare_runs([store.load(i) for i in base.run_ids], load_side(store, run),
-                          make_options(min_effect, alpha, correction), benchmark=benchmark)
+    a, b = [store.load(i) for i in base.run_ids], load_side(store, run)
+    history = ((), ()) if no_history else replicate_history(store, a, b)
+    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark, history=history)
     if not result.series:
         raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
                          f"point. {result.mismatch_text}".strip())
     worse = result.flagged("worse")
     if as_json:
         data = result.to_dict()
-        data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse])
+        data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse],
+                    history_ignored=no_history, noise_note=result.noise_note(no_history))
         print_json(data)
     else:
         console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' ({_side_text(result.a_runs)})   ",
@@ -210,6 +225,8 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
         if result.mismatch_text:
             console.print(Text(result.mismatch_text, style="dim"))
         console.print(Text(result.summary(), style="bold"))
+        if result.noise_note(no_history):
+            console.print(Text(result.noise_note(no_history), style="dim"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
         for s, p in result.flagged("isolated"):

@@ -145,10 +145,17 @@ class ReportContext:
         return list(dict.fromkeys(s.metric for s in self.series(benchmark)))
 
     def comparison(self, run: LoadedRun) -> Any:
-        """`run` against the baseline run (analysis.compare.compare), computed once per report."""
+        """`run` against the baseline run (analysis.compare.compare), computed once per report, with
+        the stored runs of each side's configuration as its history (``workflows.replicates``, read
+        through the store the runs were loaded from): the verdicts and noise `fabricbench compare
+        BASELINE RUN` gives."""
         from fabricbench.analysis.compare import compare
+        from fabricbench.workflows.replicates import replicate_history
 
         cache = self.__dict__.setdefault("_comparisons", {})
         if run.index not in cache:
-            cache[run.index] = compare(self.baseline, run)
+            base = self.baseline
+            store = base.store if base.store is not None else run.store
+            history = replicate_history(store, [base], [run]) if store is not None else ((), ())
+            cache[run.index] = compare(base, run, history=history)
         return cache[run.index]

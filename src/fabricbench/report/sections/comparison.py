@@ -15,7 +15,9 @@ def build(ctx):
     section = Section("comparison", f"Comparison with '{base.name}'")
     section.intro = ("Medians are compared with their 95% confidence intervals; a point is called better or worse "
                      "only when the difference is significant after correcting for the number of points compared "
-                     "(Holm) and at least 3%. Points without a recorded spread are shown but not judged.")
+                     "(Holm) and at least 3%, allowing for how much identical runs differ (from the stored runs of "
+                     "the same configuration, as fabricbench compare does). Points without a recorded spread are "
+                     "shown but not judged.")
     rows = []
     for r in ctx.runs:
         if r is base:
@@ -40,6 +42,9 @@ def build(ctx):
             sub.add(Notice(f"Caution: {caution}.", "warning"))
         sub.add(BulletList([f"{s.title}: {s.summary(base.name, r.name)}" for s in comp.series]) if comp.series
                 else Paragraph("No common points to compare."))
+        note = comp.noise_note()
+        if note:
+            sub.add(Paragraph(note) if comp.noise_from == "history" else Notice(note, "warning"))
         flagged = comp.flagged("worse") + comp.flagged("better")
         if flagged:
             sub.add(Paragraph("Points called different:"),
