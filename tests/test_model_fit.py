@@ -191,3 +191,19 @@ def test_a_collective_is_fitted_to_its_mean_over_ranks():
     # A point without per-rank samples (an import) keeps the least disturbed sample.
     imported = Measurement("alltoall", {"size": 4096, "ranks": 4}, "latency", "us", value=900.0, median=850.0, min=400.0)
     assert fitted_points([imported])["alltoall"] == ([4096.0], [400.0])
+
+
+def test_a_stream_of_collectives_costs_at_least_its_busiest_links_gap():
+    from fabricbench.models.collective import collective_stream_floor_us
+
+    gap = lambda n: 3.0 + max(n - 1, 0) * 0.0837  # the 100mbit lab's LogGP: g 3 us, G 83.7 ns/B (11.9 MB/s)
+    # QE's alltoall on 2 ranks, 21.4 KiB per destination: one message through each link per call.
+    assert collective_stream_floor_us("MPI_Alltoall", 21_900, 2, gap) == pytest.approx(gap(21_900))
+    # On 4 ranks, pairwise exchange: 3 blocks leave through each rank's link.
+    assert collective_stream_floor_us("MPI_Alltoall", 6_300, 4, gap) == pytest.approx(3 * gap(6_300))
+    # Alltoallv's profiled bytes are the whole send buffer: per peer is a (p - 1)th of it.
+    assert collective_stream_floor_us("MPI_Alltoallv", 3 * 6_300, 4, gap) == pytest.approx(3 * gap(6_300))
+    # A rooted one: the root leaves once its sends are buffered, the mean over ranks carries (p-1)/p.
+    assert collective_stream_floor_us("MPI_Bcast", 6_700, 2, gap) == pytest.approx(0.5 * gap(6_700))
+    assert collective_stream_floor_us("MPI_Barrier", 0, 4, gap) == 0.0
+    assert collective_stream_floor_us("MPI_Send", 6_700, 2, gap) == 0.0

@@ -259,3 +259,28 @@ def test_a_transfer_hidden_behind_computation_surfaces_only_when_the_link_is_slo
     lat = 1.0 if 1 / LATENCY_NOISE <= lat <= LATENCY_NOISE else lat
     assert back.predicted_s == pytest.approx(1.0 + 0.006 + 0.02 * lat + demand["fast"], rel=1e-3)
     assert back.low_s <= back.predicted_s <= back.high_s
+
+
+def test_collectives_in_a_stream_cost_at_least_the_links_steady_rate():
+    import dataclasses
+
+    from fabricbench.models.p2p import fit_loggp
+
+    # 1,000 alltoalls of 21.4 KiB per rank took 0.04 s on A: they rode the token bucket's burst,
+    # refilled by the computation between them. B's link drains at 11.9 MB/s (its LogGP gap).
+    calls, info = [], []
+    for r in range(2):
+        calls.append([r, "MPI_Alltoall", 15, 1000, 1000 * 21_900, 0.04, 2e-5, 1e-3])
+        info.append({"rank": r, "host": f"n{r}", "pid": 1, "app_time": 0.3, "mpi_time": 0.04})
+    prof = {"format": "fabricbench-mpi-profile", "version": 1, "ranks": 2, "hosts": ["n0", "n1"],
+            "mpi": {"library": "test"}, "rank_info": info, "calls": calls, "matrix": {"p2p": [], "rma": [], "coll": []}}
+    a = model("eth1g")[0]
+    recs = [{"size": s, "metric": m, "value": v} for s in (1, 1024, 65536)
+            for m, v in (("latency", 30 + s / 100), ("overhead_send", 2.0), ("overhead_recv", 1.0), ("gap", 3 + (s - 1) * 0.0837))]
+    slow = dataclasses.replace(a, loggp=fit_loggp(recs))
+    floor = 1000 * (3 + 21_899 * 0.0837) * 1e-6
+    p = predict(prof, a, [slow])
+    assert p.calls[0].call == "MPI_Alltoall" and p.calls[0].time_b_s == pytest.approx(floor, rel=1e-2)
+    assert p.predicted_s == pytest.approx(0.26 + floor, rel=1e-2)
+    # Without a measured gap there is no floor: the ratio of the models alone (here 1).
+    assert predict(prof, a, [a]).predicted_s == pytest.approx(0.3, rel=1e-6)

@@ -655,10 +655,13 @@ class Noise:
 def _noise(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Noise:
     """The run-to-run noise of a series, from the best source there is:
 
-    - "history": the spread of each point's figures over the compared run and the stored replicate
-      runs of its configuration (at least MIN_HISTORY of them), robustly pooled
-      (``stats.robust_between_run_variance``: a stored run in another state, or from before an
-      unrecorded change, does not inflate it);
+    - "history": the spread of each point's figures over the stored replicate runs of its
+      configuration (at least MIN_HISTORY of them; never the compared runs, so a real change
+      cannot widen its own noise). The series' typical spread is robustly pooled
+      (``stats.robust_between_run_variance``); a point's own spread (OWN_SPREAD_RUNS or more
+      stored runs) is a plain variance, so a host state the history has shown (a minute at 0.6x
+      the bandwidth) counts as noise: measured on 20 A/A pairs at load 2 to 3, leaving such runs
+      out called 66 points, keeping them 27;
     - "replicates": the spread of the figures of a side's own replicate runs (``compare 3,4,5 6``);
     - "launches": only the spread between the launches of each run (the run-level part is then
       not identifiable: it is taken as 0, and the output says so);
@@ -691,7 +694,7 @@ def _run_level(usable: Sequence[Sequence[Side]], launch: float, with_history: bo
     (their own runs, and the stored replicates `with_history`) at the point, or of the series if more."""
     if with_history:
         pool = stats.robust_between_run_variance
-        groups = [[side.runs + side.history for side in pair] for pair in usable]
+        groups = [[side.history for side in pair] for pair in usable]
     else:
         pool = stats.between_run_variance
         groups = [[side.runs for side in pair] for pair in usable]
@@ -702,7 +705,8 @@ def _run_level(usable: Sequence[Sequence[Side]], launch: float, with_history: bo
     out = []
     for point in groups:
         own = [g for g in point if len(g) >= OWN_SPREAD_RUNS]
-        out.append(max(0.0, max(whole, pool(own) if own else 0.0) - explained))
+        spread = (stats.between_run_variance(own) if with_history else pool(own)) if own else 0.0
+        out.append(max(0.0, max(whole, spread) - explained))
     return tuple(out)
 
 

@@ -82,6 +82,29 @@ def derived_collective(call: str, p2p: HockneyModel) -> CollectiveModel:
     return CollectiveModel(call=call, ranks=0, model=p2p, derived=True)
 
 
+ROOTED = frozenset({"bcast", "reduce", "gather", "scatter"})
+
+
+def collective_stream_floor_us(mpi_call: str, nbytes: float, ranks: int, gap_us: Callable[[float], float]) -> float:
+    """The least one call of a collective costs in a stream of them (an application's loop), mean
+    over ranks: its busiest link carries B(p) messages of the call's size, and back-to-back
+    messages cannot leave faster than the gap (gap_us: LogGP's g + (n-1) G). A lone collective, as
+    the engine times it, can pass inside a link's burst (at 100mbit the lab's token bucket passes
+    64 KiB at memory speed) while an application's thousands of them drain it to the link's rate.
+    Rooted collectives: the root leaves once its sends are buffered, so the mean over ranks
+    carries (p-1)/p of it. 0 for a call that is not a collective."""
+    if mpi_call not in MPI_COLLECTIVES:
+        return 0.0
+    form, per_peer = MPI_COLLECTIVES[mpi_call]
+    if per_peer and ranks > 1:
+        nbytes = nbytes / (ranks - 1)
+    links = FORMS[form][2](ranks)
+    if links <= 0:
+        return 0.0
+    floor = links * gap_us(nbytes)
+    return floor * (ranks - 1) / ranks if form in ROOTED and ranks > 1 else floor
+
+
 def collective_cost_us(models: Dict[str, CollectiveModel], p2p: HockneyModel, mpi_call: str, nbytes: float,
                        ranks: int) -> Optional[float]:
     """Cost of one call of an MPI collective (None for a call that is not a collective)."""

@@ -29,7 +29,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us
+from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us, collective_stream_floor_us
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
 
 LATENCY_NOISE = 1.25  # small-message latencies closer than this ratio are taken as equal
@@ -93,6 +93,11 @@ def _cost_us(model: FabricModel, call: str, size: float, ranks: int) -> Optional
     if call in BLOCKING_P2P:
         return model.message_us(size)
     return collective_cost_us(model.collectives, model.p2p, call, size, ranks)
+
+
+def _stream_floor_s(model: FabricModel, call: str, size: float, ranks: int) -> float:
+    """Least time per call of a collective in a stream on this fabric (0 without LogGP)."""
+    return collective_stream_floor_us(call, size, ranks, model.loggp.gap_us) * 1e-6 if model.loggp else 0.0
 
 
 def _recost(transfer: float, cost_a: float, cost_b: float, residual_ratio: float) -> float:
@@ -242,8 +247,9 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
                 ends = []
                 for k, m in enumerate(models_b):
                     ca, cb = costs[k][0] * c, costs[k][1] * c
+                    floor = c * _stream_floor_s(m, call, size, ranks)
                     for kept in (False, True):
-                        tb = _recost(transfer, ca, cb, 1.0 if kept else ratios[k])
+                        tb = max(_recost(transfer, ca, cb, 1.0 if kept else ratios[k]), floor)
                         step = tb - transfer  # a late partner delays a rank by at most its own change
                         ends += [tb + max(0.0, wait + min(0.0, step)), tb + wait + max(0.0, step)]
                         if k == 0 and not kept:
