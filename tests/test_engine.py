@@ -316,11 +316,13 @@ def test_size_suffixes_and_adaptive_iterations(engine, validator):
 
 
 def test_the_time_budget_guard_stops_a_point_the_warm_up_misjudged(engine, validator):
-    # The hook makes the plan take the warm-up pace as 1000 times faster than it was, as a
-    # loaded machine can: the plan asks for ~1000 budgets' worth, the guard stops at two.
-    run = run_engine(engine, 4, ["latency", "--sizes", "0:4", "--time-budget", "0.01", "--test-underestimate", "1000"])
+    # The hook makes the plan take the warm-up pace as a million times faster than it was, as
+    # a loaded machine can: the plan asks for ~10^6 budgets' worth, the guard stops at two. (At
+    # 1000 a warm-up that was itself 1000x slow, 4 ranks descheduled on 2 cores under MPICH's
+    # polling, planned about one budget and was never stopped.)
+    run = run_engine(engine, 4, ["latency", "--sizes", "0:4", "--time-budget", "0.01", "--test-underestimate", "1e6"])
     points = check_complete_run(run, validator, 4, "latency")
-    assert run.records[0]["options"]["test_underestimate"] == 1000
+    assert run.records[0]["options"]["test_underestimate"] == 1e6
     for p in points:
         d = p["detail"]
         assert d["stopped_early"] is True and d["time_limit_s"] == pytest.approx(0.02)
