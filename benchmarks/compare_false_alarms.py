@@ -12,6 +12,10 @@ With --baseline-runs K, K runs are measured first and every later run is compare
 all K of them (as `check --against` a baseline of K replicate runs does): the spread of the
 K runs is then the run-to-run noise the comparison allows for.
 
+Each pair says when the engine's host probe saw the host itself change state between the two
+runs (a cache line's round trip between the cores, the speed of a core) and how many points
+compare therefore held as "host changed" rather than calling them.
+
 Each pair also says where compare took the run-to-run noise from: the launches of the two
 runs only, or the earlier runs of the same configuration in the database (the pairs before
 it: from the third pair on, 2 or more), and the totals are given per source. --no-history
@@ -91,8 +95,12 @@ def main() -> int:
                                       *extra).stdout)
         points = [(s, p) for s in data["series"] for p in s["points"]]
         flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
+        held = sum(p["verdict"] == "host changed" for _s, p in points)
         source = noise_source(data)
-        t = totals.setdefault((order, data.get("noise_from", "?")), {"points": 0, "flagged": 0, "pairs": 0, "tested": 0, "count": 0})
+        t = totals.setdefault((order, data.get("noise_from", "?")),
+                              {"points": 0, "flagged": 0, "pairs": 0, "tested": 0, "count": 0, "held": 0, "moved": 0})
+        t["held"] += held
+        t["moved"] += bool(data.get("host_note"))
         t["points"] += len(points)
         t["flagged"] += len(flagged)
         t["pairs"] += bool(flagged)
@@ -101,6 +109,10 @@ def main() -> int:
         detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
         more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
         where = f"load {load:.1f} on {os.cpu_count()} CPUs; " if load is not None else ""
+        shifts = [s["host_shift"] for s in data["series"] if s.get("host_shift")]
+        if data.get("host_note") and shifts:
+            worst = max(shifts, key=lambda h: abs(h["factor"]))
+            where += f"host moved: {worst['figure']} {worst['a_us']:.3g} -> {worst['b_us']:.3g} us, {held} points held; "
         print(f"pair {k + 1:2d} {order} (runs {a} vs {b}; {where}noise from {source}): "
               f"{len(flagged)} of {len(points)} points flagged ({data['tested']} tested)"
               + (f": {detail}{more}" if flagged else ""), flush=True)
@@ -109,7 +121,8 @@ def main() -> int:
     for (order, source), t in totals.items():
         how = "stored runs" if order == "stored" else f"`run {args.suite} --np {args.np} --order {order}`"
         print(f"{t['count']} {what} of {how}, noise from {source}: {t['flagged']} false alarms "
-              f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {t['count']} pairs had any")
+              f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {t['count']} pairs had any; "
+              f"the host probe moved in {t['moved']} pairs, {t['held']} points held as \"host changed\"")
     print(f"{time.monotonic() - started:.0f} s")
     return 0
 

@@ -111,7 +111,7 @@ def report_comparison(fb, db_path, out, a, b, data):
     points = [p for s in data["series"] for p in s["points"]]
     row = [line for line in text.splitlines() if line.startswith(f"| {runs[1].name} |")][0].split(" | ")
     counts = [sum(p["verdict"] in v for p in points) for v in (("worse",), ("better",), (
-        "no significant difference", "below threshold", "isolated"))]
+        "no significant difference", "below threshold", "isolated", "host changed"))]
     assert [int(c) for c in row[1:4]] == counts, row
     for s in data["series"]:
         if "run-to-run noise about" in s["summary"]:
@@ -136,6 +136,11 @@ def test_the_report_compares_with_the_same_history(fb, stored, db_path, tmp_path
     assert "(from 8 earlier runs of the same configuration)" in text and "between launches only" not in text
     assert "Points called different" not in text and flagged(data) == []
     assert len(flagged(json.loads(fb("compare", str(a), str(b), "--json", "--no-history").stdout))) >= 10
+    # report --no-history compares as compare --no-history does, and says so
+    fb("report", str(a), str(b), "-o", str(tmp_path / "alone.md"), "--format", "markdown", "--no-history")
+    alone = (tmp_path / "alone.md").read_text()
+    assert "Stored runs of the same configuration were not looked at (--no-history)" in alone
+    assert "Points called different" in alone
     # a real change is still called, point by point as compare calls it (C's history holds B too)
     data = compare(fb, a, c)
     text = report_comparison(fb, db_path, tmp_path / "ac.md", a, c, data)

@@ -16,6 +16,7 @@
 #define FB_MAX_FIXED_SIZES 2
 
 typedef struct fb_ctx fb_ctx;
+struct fb_probe;
 
 enum fb_pairing {
     FB_PAIRS_NONE,     /* --pairs does not apply */
@@ -72,6 +73,7 @@ struct fb_ctx {
 
     fb_check_state check;
     char table_header[1024];      /* last table header printed */
+    struct fb_probe *probe;       /* the host probe (probe.h), NULL when not taken */
 };
 
 /* Rank 0, after the run began: the host name of rank r. */

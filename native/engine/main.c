@@ -11,6 +11,7 @@
 
 #include "fabricbench.h"
 #include "output.h"
+#include "probe.h"
 #include "timing.h"
 
 /* Leave with status code after fb_finalize; rank 0 prints the message (if any). */
@@ -138,6 +139,11 @@ int main(int argc, char **argv)
         finish(&ctx, FB_EXIT_USAGE, err, 1);
     }
     describe_environment(&ctx);
+    static fb_probe probe;
+    if (ctx.opt.format != FB_FORMAT_TABLE) {
+        fb_probe_host(&ctx, &probe);
+        ctx.probe = &probe;
+    }
     if (ctx.rank == 0)
         fb_output_run(&ctx);
 
@@ -147,6 +153,7 @@ int main(int argc, char **argv)
         fb_output_end(&ctx);
     free(ctx.sizes);
     free(ctx.hosts);
+    fb_probe_free(&probe);
     fb_finalize();
     return FB_EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "probe.h"
 
 /* One write() per line, with SIGTERM/SIGINT/SIGHUP held until it is done: mpirun
  * tears a job down with SIGTERM before SIGKILL, so the line finishes. */
@@ -316,6 +317,8 @@ void fb_output_run(fb_ctx *ctx)
     fb_json_num(&j, "timer_overhead_us", ctx->timer_overhead_us);
     fb_json_int(&j, "points_planned", ctx->points_planned);
     options_json(ctx, &j);
+    if (ctx->probe)
+        fb_probe_json(ctx, ctx->probe, &j);
     fb_json_str(&j, "started", started);
     fb_record_write(&j);
 }

@@ -30,6 +30,9 @@ The rule for one point (``analysis.stats`` has the statistics):
   the difference reaches the practical threshold (default 3%, ``min_effect``) *and*, on a
   curve of 3 or more sizes, a neighbouring size differs the same way (else "isolated").
   Which way is better comes from ``analysis.direction``.
+- When both runs ran on the same hosts and the engine's host probe says the host itself
+  changed state between them (``analysis.host_state``), a point is called only when it
+  changed by more than the host did; the others are "host changed" (shown, not counted).
 
 The summary of a series is the geometric mean of B/A over the points called different,
 with its 95% CI; when none is, it says "no significant difference".
@@ -38,12 +41,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
+from fabricbench.analysis.host_state import HostShift, allowance, host_shift, same_hosts
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.report.format import number
 
@@ -75,7 +79,7 @@ class PointComparison:
     p: Optional[float] = None
     p_adjusted: Optional[float] = None
     significant: Optional[bool] = None  # None: not judged
-    verdict: str = "not judged"  # better, worse, isolated, below threshold, no significant difference, not judged
+    verdict: str = "not judged"  # better, worse, isolated, host changed, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
@@ -97,6 +101,8 @@ class PointComparison:
             return f"{describe(self.improvement, b_name)}: below the threshold"
         if self.verdict == "isolated":
             return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
+        if self.verdict == "host changed":
+            return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -105,8 +111,8 @@ class PointComparison:
         """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
         if self.flagged:
             return change_words(self.ratio, self.metric)
-        if self.verdict == "isolated":
-            return f"isolated ({change_words(self.ratio, self.metric)})"
+        if self.verdict in ("isolated", "host changed"):
+            return f"{self.verdict} ({change_words(self.ratio, self.metric)})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
 
@@ -131,6 +137,7 @@ class SeriesComparison:
     history_runs: int = 0  # stored replicate runs the noise came from (noise_from "history")
     launch_noise: float = 0.0  # sd of ln(one launch's figure) within a run
     run_level_noise: float = 0.0  # sd of ln(one run's figure) beyond what its launches show
+    host_shift: Optional[HostShift] = None  # the host's own move between A's and B's launches (host_state)
 
     @property
     def benchmark(self) -> str:
@@ -189,7 +196,8 @@ class SeriesComparison:
                 parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
                              f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
-        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated
+        host = sum(1 for p in judged if p.verdict == "host changed")
+        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host
         if parts:
             text = "; ".join(parts)
             if rest:
@@ -200,6 +208,9 @@ class SeriesComparison:
             text = self._absolute(self.points, a_name, b_name) or "nothing to judge"
         else:
             text = "no confirmed difference"
+        if host:
+            text += (f"; {host} {what} changed no more than the host itself "
+                     f"({number(self.host_shift.factor)}x, see below)")
         if isolated:
             text += f"; isolated differences at {isolated} (one size only, re-measure)"
         unjudged = n - len(judged)
@@ -244,6 +255,7 @@ class SeriesComparison:
             "run_noise": self.run_noise,
             "noise_from": self.noise_from,
             "history_runs": self.history_runs,
+            "host_shift": self.host_shift.to_dict() if self.host_shift else None,
             "launch_noise": self.launch_noise,
             "run_level_noise": self.run_level_noise,
             "worse": len(self.flagged("worse")),
@@ -413,6 +425,17 @@ def _decide(pc: PointComparison, options: Options) -> None:
     pc.verdict = "better" if pc.improvement > 0 else "worse"
 
 
+def _allow_for_host(s: SeriesComparison, options: Options) -> None:
+    """Points that changed by no more than the host itself did (plus the threshold): "host changed"."""
+    limit = allowance(s.host_shift, options.min_effect)
+    if limit is None:
+        return
+    for pc in s.points:
+        if pc.flagged and pc.ratio and abs(math.log(pc.ratio)) <= limit:
+            pc.verdict = "host changed"
+            pc.reason = s.host_shift.describe()
+
+
 def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
     """On a curve (3 or more sizes), a difference is called only when a neighbouring size differs
     the same way, beyond the threshold and significant on its own (before correction): a fabric
@@ -451,6 +474,7 @@ class Comparison:
     b_runs: List[Any] = field(default_factory=list)
     history_a: List[Any] = field(default_factory=list)  # stored replicate runs of A's configuration (Run)
     history_b: List[Any] = field(default_factory=list)
+    history_ignored: bool = False  # stored runs were not looked at (--no-history)
 
     @property
     def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
@@ -481,15 +505,18 @@ class Comparison:
         isolated = len(self.flagged("isolated"))
         if not worse and not better:
             text = f"Overall: no significant difference between {a_name} and {b_name}"
-            quiet = judged - isolated
+            quiet = judged - isolated - len(self.flagged("host changed"))
             text += f" at {quiet} point{'s' if quiet != 1 else ''}" if quiet else ""
         else:
             text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
-            rest = judged - worse - better - isolated
+            rest = judged - worse - better - isolated - len(self.flagged("host changed"))
             if rest:
                 text += f"; no significant difference at {rest}"
         if isolated:
             text += f"; {isolated} isolated (one size only, re-measure)"
+        host = len(self.flagged("host changed"))
+        if host:
+            text += f"; {host} changed no more than the host itself did"
         if unjudged:
             text += f"; {unjudged} not judged"
         return text + tail + "."
@@ -508,7 +535,7 @@ class Comparison:
         found = {r.id: r for r in self.history_a + self.history_b}
         return sorted(found) if any(s.noise_from == "history" for s in self.series) else []
 
-    def noise_note(self, history_ignored: bool = False) -> str:
+    def noise_note(self, history_ignored: Optional[bool] = None) -> str:
         """Where the run-to-run noise came from, in a sentence or two (empty when nothing was judged);
         `history_ignored`: stored runs were not looked at (``--no-history``)."""
         if not any(s.judged for s in self.series):
@@ -523,7 +550,7 @@ class Comparison:
         offered = len({r.id for r in self.history_a + self.history_b})
         stored = (f" Only {offered} other run of the same configuration is stored; {MIN_HISTORY} would be used."
                   if 0 < offered < MIN_HISTORY else "")
-        if history_ignored:
+        if self.history_ignored if history_ignored is None else history_ignored:
             stored = " Stored runs of the same configuration were not looked at (--no-history)."
         if source == "launches":
             return ("Run-to-run noise: only the spread between each run's launches was allowed for; identical "
@@ -533,6 +560,20 @@ class Comparison:
                     "or rerun both to confirm a difference.")
         return ("Run-to-run noise: estimated from the jitter between neighbouring sizes (one launch per run)."
                 + stored)
+
+    def host_note(self) -> str:
+        """What the host probe says, when the host itself changed between the runs (else empty)."""
+        moved = [s for s in self.series if allowance(s.host_shift, self.options.min_effect) is not None]
+        if not moved:
+            return ""
+        worst = max(moved, key=lambda s: s.host_shift.log_shift)
+        held = len(self.flagged("host changed"))
+        where = "" if len(moved) == len(self.series) else f" (during {worst.benchmark_a})"
+        text = (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
+                "A point is called only when it changed by more than that")
+        text += (f"; {held} that changed no more are not attributed to the fabric (\"host changed\")." if held
+                 else ".")
+        return text + " To compare the fabric, rerun both while the host is in one state."
 
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
@@ -552,6 +593,7 @@ class Comparison:
             "history": {"a": [r.id for r in self.history_a], "b": [r.id for r in self.history_b],
                         "used": self.history_runs},
             "noise_note": self.noise_note(),
+            "host_note": self.host_note(),
             "series": [s.to_dict() for s in self.series],
             "mismatches": [m.to_dict() for m in self.mismatches],
             "not_compared": self.mismatch_text,
@@ -576,9 +618,11 @@ class Compared:
 
 
 def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
-                  history: Optional[Sequence[Tuple[Sequence[Any], Sequence[Any]]]] = None) -> Compared:
+                  history: Optional[Sequence[Tuple[Sequence[Any], Sequence[Any]]]] = None,
+                  host: Optional[Callable[[str, str], Optional[HostShift]]] = None) -> Compared:
     """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size).
-    `history`, one entry per pair: the point in stored replicate runs of A's and of B's configuration."""
+    `history`, one entry per pair: the point in stored replicate runs of A's and of B's configuration.
+    `host(benchmark of A, benchmark of B)`: how the host itself moved between their launches."""
     groups: Dict[Tuple, SeriesComparison] = {}
     testable: Dict[int, List[Tuple[PointComparison, Side, Side]]] = {}
     per_pair: Dict[int, PointComparison] = {}
@@ -624,6 +668,8 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
     for s in groups.values():
         for pc in s.points:
             _decide(pc, options)
+        s.host_shift = host(s.benchmark_a, s.benchmark_b) if host else None
+        _allow_for_host(s, options)
         _confirm_by_neighbours(s, options)
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
@@ -740,9 +786,14 @@ def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[st
     hist_a, hist_b = list(history[0]), list(history[1])
     matching = match(side_a, side_b, benchmark)
     past_a, past_b = _history_points(side_a, hist_a, benchmark), _history_points(side_b, hist_b, benchmark)
-    done = compare_pairs(matching.pairs, options,
-                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs])
     first_a, first_b = side_a[0], side_b[0]
+    host = None
+    if same_hosts(first_a, first_b):
+        probes_a = [p for r in side_a for p in getattr(r, "probes", None) or []]
+        probes_b = [p for r in side_b for p in getattr(r, "probes", None) or []]
+        host = (lambda bench_a, bench_b: host_shift(probes_a, probes_b, bench_a, bench_b)) if probes_a and probes_b else None
+    done = compare_pairs(matching.pairs, options,
+                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs], host)
     comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
     return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
                       [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],

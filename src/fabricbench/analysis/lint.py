@@ -261,7 +261,23 @@ def check_differences(runs: Sequence[Any]) -> List[Finding]:
                                f"{_names([d.label for d in undocumented], 6)}" + ("" if varied else ", and no tag says which factor was varied"),
                                "keep everything but the factor under study equal, tag that factor (e.g. --tag fabric=edr), "
                                "and state the rest next to the comparison", "warning"))
+        moved = _host_moved(first, other)
+        if moved:
+            out.append(Finding("factors", other.run, f"the host itself was in another state than in run {first.run.id}: "
+                               f"{moved.describe()} (the engine's host probe)",
+                               "rerun both while the host is in one state; compare holds points that changed no "
+                               "more than the host did", "warning"))
     return out
+
+
+def _host_moved(a: Any, b: Any) -> Any:
+    """How the host probe moved between two runs on the same hosts, over all their launches, or None."""
+    from fabricbench.analysis.host_state import host_shift, same_hosts
+
+    probes_a, probes_b = getattr(a, "probes", None) or [], getattr(b, "probes", None) or []
+    if not (probes_a and probes_b and same_hosts(a, b)):
+        return None
+    return host_shift(probes_a, probes_b)
 
 
 CHECKS = (check_base_case, check_rates, check_spread, check_central_tendency, check_factors, check_peak)

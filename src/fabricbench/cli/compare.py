@@ -70,7 +70,7 @@ def print_comparability(comp) -> None:
         console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
 
 
-_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "no significant difference": "dim", "below threshold": "dim",
+_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed": "yellow", "no significant difference": "dim", "below threshold": "dim",
           "not judged": "yellow"}
 
 
@@ -127,6 +127,8 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
         note = result.noise_note(history_ignored)
         if note:
             console.print(Text(note, style="dim" if result.noise_from == "history" else "yellow"))
+        if result.host_note():
+            console.print(Text(result.host_note(), style="yellow"))
         if show_points:
             console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
                                "series names; the verdicts are corrected for every point tested.", style="dim"))
@@ -227,11 +229,14 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
         console.print(Text(result.summary(), style="bold"))
         if result.noise_note(no_history):
             console.print(Text(result.noise_note(no_history), style="dim"))
+        if result.host_note():
+            console.print(Text(result.host_note(), style="yellow"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
-        for s, p in result.flagged("isolated"):
-            if p.improvement is not None and p.improvement < 0:
-                console.print(Text(f"isolated: {describe_point(s, p)}", style="yellow"))
+        for verdict in ("isolated", "host changed"):
+            for s, p in result.flagged(verdict):
+                if p.improvement is not None and p.improvement < 0:
+                    console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))
         if worse:
             console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
                                f"by {min_effect:g}% or more.", style="bold red"))

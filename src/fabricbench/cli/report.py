@@ -21,9 +21,10 @@ from fabricbench.report import format as fmt
 @click.option("--title", default="fabricbench report", show_default=True, help="Report title.")
 @click.option("--baseline", default=None, metavar="RUN", help="Run the others are compared against (default: the first).")
 @click.option("--max-curves", type=click.IntRange(1, 200), default=12, show_default=True, help="Curves drawn per plot (tables keep every run).")
+@click.option("--no-history", is_flag=True, help="Comparisons ignore stored runs of the same configuration (as compare --no-history).")
 @pass_state
 def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, plots_dir: Optional[str], plot_format: str,
-           title: str, baseline: Optional[str], max_curves: int) -> None:
+           title: str, baseline: Optional[str], max_curves: int, no_history: bool) -> None:
     """Write a report over RUNS (ids, uuids or 'last'): plots, tables, configuration, % of peak.
 
     The output file's folder must exist; --plots-dir (and Markdown's <output>_plots/) is created
@@ -44,7 +45,8 @@ def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, p
         if not matches:
             raise UsageError(f"--baseline {baseline} is not one of the runs in the report")
         base_index = matches[0]
-    options = ReportOptions(title=title, plot_format=plot_format, max_curves=max_curves, baseline=base_index)
+    options = ReportOptions(title=title, plot_format=plot_format, max_curves=max_curves, baseline=base_index,
+                            history=not no_history)
     rep = build_report_from(loaded, options)
     path = write_report(rep, out, fmt=fmt_name, plots_dir=plots_dir, create_folders=False)
     n_fig = len(rep.figures())

@@ -11,10 +11,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from fabricbench.analysis.host_state import describe_probes
 from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
 from fabricbench.errors import UsageError
 from fabricbench.report import format as fmt
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import HOST_PROBE, Measurement, Run, Store
 
 STATUS_STYLE = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
 STATS = ("value", "min", "median", "p99", "max", "stdev")
@@ -160,8 +161,9 @@ def show(state, run_ref, benchmark, as_json):
     check_benchmark(run, list(dict.fromkeys(m.benchmark for m in items)), benchmark)
     if benchmark:
         items = [m for m in items if m.benchmark == benchmark]
+    probes = store.artifacts(run.id, HOST_PROBE)
     if as_json:
-        print_json({"run": run.to_dict(), "measurements": [m.to_dict() for m in items]})
+        print_json({"run": run.to_dict(), "measurements": [m.to_dict() for m in items], "host_probes": probes})
         return
     s = run_summary(store, run)
     console.print(f"[bold]run {run.id}[/] {safe_markup(run.label or '')}  {run.kind}  {run.status}  created {run.created}",
@@ -175,6 +177,8 @@ def show(state, run_ref, benchmark, as_json):
     if p.get("mpi_library"):
         facts.append(f"MPI: {p['mpi_library']}")
     console.print("; ".join(facts), highlight=False, markup=False)
+    if probes:
+        console.print(describe_probes(probes), highlight=False, markup=False)
     if run.message:
         console.print(Text(run.message, style="yellow"))
     console.print("Bandwidth is decimal MB/s (1 MB/s = 10^6 bytes/s).", style="dim")

@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from fabricbench.analysis.peaks import Ceiling, FabricChoice, RunPeak, choose_fabric, run_ceiling
 from fabricbench.analysis.series import Series, group_series
+from fabricbench.store.records import HOST_PROBE
 
 
 @dataclass
@@ -21,6 +22,7 @@ class ReportOptions:
     max_curves: int = 12  # curves drawn per plot; every value is still in the tables
     max_table_columns: int = 24  # runs (value columns) per table before it is split
     baseline: int = 0  # index of the run others are compared against
+    history: bool = True  # comparisons take run-to-run noise from stored runs (compare --no-history: False)
 
 
 @dataclass
@@ -42,6 +44,11 @@ class LoadedRun:
     def artifact(self, name: str) -> Any:
         """A named artifact of the run (e.g. 'profile'), or None."""
         return self.store.artifact(self.run.id, name) if self.store is not None else None
+
+    @property
+    def probes(self) -> List[Dict[str, Any]]:
+        """The engine's host probe of each launch (``analysis.host_state``)."""
+        return self.store.artifacts(self.run.id, HOST_PROBE) if self.store is not None else []
 
     @property
     def series(self) -> List[Series]:
@@ -156,6 +163,8 @@ class ReportContext:
         if run.index not in cache:
             base = self.baseline
             store = base.store if base.store is not None else run.store
-            history = replicate_history(store, [base], [run]) if store is not None else ((), ())
+            use = store is not None and self.options.history
+            history = replicate_history(store, [base], [run]) if use else ((), ())
             cache[run.index] = compare(base, run, history=history)
+            cache[run.index].history_ignored = not self.options.history
         return cache[run.index]

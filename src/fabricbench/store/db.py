@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
-from fabricbench.store.records import STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob
+from fabricbench.store.records import HOST_PROBE, STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -460,7 +460,8 @@ class Store:
     def load(self, ref: Union[int, str], benchmark: Optional[str] = None) -> RunData:
         """A run with its measurements and hosts: what analysis functions take."""
         run = self.get_run(ref)
-        return RunData(run, self.measurements(run.id, benchmark=benchmark), self.hosts(run.id))
+        return RunData(run, self.measurements(run.id, benchmark=benchmark), self.hosts(run.id),
+                       self.artifacts(run.id, HOST_PROBE))
 
     def count_measurements(self, run_id: int) -> int:
         m = schema.measurements
@@ -549,6 +550,15 @@ class Store:
         with self._read() as conn:
             rows = conn.execute(query).fetchall()
         return [SlurmJob(**{k: v for k, v in r._mapping.items()}) for r in rows]
+
+    def artifacts(self, run_id: int, name: str) -> List[Any]:
+        """Every artifact `name` of the run, oldest first (a name a run adds more than once)."""
+        a = schema.artifacts
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(a.c.data).where(a.c.run_id == run_id, a.c.name == name).order_by(a.c.id)
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def artifact(self, run_id: int, name: str) -> Any:
         a = schema.artifacts

@@ -129,10 +129,15 @@ class SlurmJob:
     run_id: Optional[int]
 
 
+HOST_PROBE = "host_probe"  # the artifact each engine launch adds: its host probe (analysis.host_state)
+
+
 @dataclass
 class RunData:
-    """A run loaded for analysis: the run, its measurements and its hosts."""
+    """A run loaded for analysis: the run, its measurements and its hosts, and the engine's host
+    probe of each launch (``Store.artifacts(run, "host_probe")``; empty for imports)."""
 
     run: Run
     measurements: List[Measurement]
     hosts: List[Host]
+    probes: List[Dict[str, Any]] = field(default_factory=list)

@@ -19,7 +19,7 @@ from fabricbench.launch.failure import explain_failure, launcher_line
 from fabricbench.launch.mpirun import report_exits
 from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import HOST_PROBE, Measurement, Run, Store
 from fabricbench.suite import Step
 from fabricbench.workflows import repeats
 from fabricbench.workflows.hosts import collect_provenance
@@ -121,6 +121,8 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
             kind = rec.get("record")
             if kind == "run":
                 rank_hosts = rec.get("hosts")
+                if isinstance(rec.get("host_probe"), dict):
+                    session.artifact(HOST_PROBE, dict(rec["host_probe"], benchmark=step.benchmark, launch=step.launch))
                 observer.step_started(index, total, step, rec.get("points_planned"))
             elif kind == "point":
                 m = Measurement.from_record(rec)

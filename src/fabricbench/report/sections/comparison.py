@@ -24,7 +24,7 @@ def build(ctx):
             continue
         comp = ctx.comparison(r)
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
-                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated"))),
+                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed"))),
                      str(sum(1 for _s, p in comp.points if p.significant is None)), comp.summary(base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
                        Column("No significant difference", "points"), Column("Not judged", "points"),
@@ -45,6 +45,8 @@ def build(ctx):
         note = comp.noise_note()
         if note:
             sub.add(Paragraph(note) if comp.noise_from == "history" else Notice(note, "warning"))
+        if comp.host_note():
+            sub.add(Notice(comp.host_note(), "warning"))
         flagged = comp.flagged("worse") + comp.flagged("better")
         if flagged:
             sub.add(Paragraph("Points called different:"),

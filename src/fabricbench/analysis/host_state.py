@@ -1,0 +1,144 @@
+"""Whether the host itself changed state between two runs, from the engine's host probe.
+
+Every engine launch starts with a probe of the host, not the fabric (``native/engine/probe.c``):
+the time of a fixed chain of integer operations on each rank (the core's clock) and the round
+trip of one cache line between two ranks that share a node (where the hypervisor or scheduler
+put the cores). On a virtual machine the second moves several-fold between launches (0.09 or
+0.32 us here) and the shared-memory ping-pong with it (0.13 or 0.36 us at 8 B): two identical
+runs caught in different states differ at every size, and no statistic on the two runs can
+tell that from a change of the fabric. The probe can: when the runs ran on the same hosts and
+a probe figure moved significantly, a point is attributed to the fabric only when it changed
+by more than the host did (``allowance``); ``analysis.compare`` calls the rest "host changed".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from fabricbench.report.format import number
+
+FIGURES = {  # probe figure: what it times, for the output
+    "c2c_us": "a cache line's round trip between two cores",
+    "loop_us": "a fixed chain of integer operations on a core",
+}
+ALPHA = 0.01  # a probe figure moved when its launches differ at this level (Welch's t on ln) ...
+MOVED = math.log(1.10)  # ... or their geometric means by this much: the states can mix within a
+# benchmark's launches (1 of 3 in the fast state), which 3 launches cannot test, while one state's
+# launches agree within about 3.5% (so 3 against 3 differ by 10% about once in 1,500 pairs)
+
+
+@dataclass(frozen=True)
+class HostShift:
+    """How one probe figure moved from A to B (the one that moved most), for one benchmark's launches."""
+
+    figure: str
+    a: float  # geometric mean over A's launches, microseconds
+    b: float
+    launches: int  # launches behind the figures (both sides)
+    p: Optional[float]  # Welch's t on the launches' ln figures (None: too few launches)
+
+    @property
+    def log_shift(self) -> float:
+        return abs(math.log(self.b / self.a))
+
+    @property
+    def factor(self) -> float:
+        return math.exp(self.log_shift)
+
+    def describe(self) -> str:
+        """"a cache line's round trip between two cores took 0.088 us in A and 0.32 us in B (3.6x)"."""
+        return (f"{FIGURES.get(self.figure, self.figure)} took {number(self.a)} us in A and "
+                f"{number(self.b)} us in B ({number(self.factor)}x)")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"figure": self.figure, "a_us": self.a, "b_us": self.b, "factor": self.factor,
+                "launches": self.launches, "p": self.p, "text": self.describe()}
+
+
+def launch_figures(probes: Sequence[Dict[str, Any]], benchmark: Optional[str] = None) -> Dict[str, List[float]]:
+    """{figure: one positive value per launch} of the launches of `benchmark` (all when None);
+    a launch's loop time is the median over its ranks."""
+    out: Dict[str, List[float]] = {f: [] for f in FIGURES}
+    for p in probes:
+        if benchmark is not None and p.get("benchmark") != benchmark:
+            continue
+        c2c = p.get("c2c_us")
+        if isinstance(c2c, (int, float)) and c2c > 0:
+            out["c2c_us"].append(float(c2c))
+        loops = [float(x) for x in p.get("loop_us") or [] if isinstance(x, (int, float)) and x > 0]
+        if loops:
+            out["loop_us"].append(float(np.median(loops)))
+    return out
+
+
+def _shift(figure: str, a: Sequence[float], b: Sequence[float]) -> HostShift:
+    la, lb = np.log(a), np.log(b)
+    p = None
+    if len(a) >= 2 and len(b) >= 2:
+        if np.ptp(la) == 0 and np.ptp(lb) == 0:
+            p = 1.0 if la[0] == lb[0] else 0.0
+        else:
+            p = float(sps.ttest_ind(la, lb, equal_var=False).pvalue)
+    return HostShift(figure, float(np.exp(la.mean())), float(np.exp(lb.mean())), len(a) + len(b), p)
+
+
+def host_shift(a_probes: Sequence[Dict[str, Any]], b_probes: Sequence[Dict[str, Any]],
+               a_benchmark: Optional[str] = None, b_benchmark: Optional[str] = None) -> Optional[HostShift]:
+    """The probe figure that moved most between A's launches of `a_benchmark` and B's of
+    `b_benchmark` (every launch of a side that has none of its benchmark), when it moved
+    (significantly, or by MOVED); else None."""
+    a_all, b_all = launch_figures(a_probes), launch_figures(b_probes)
+    a_own, b_own = launch_figures(a_probes, a_benchmark), launch_figures(b_probes, b_benchmark)
+    moved = []
+    for figure in FIGURES:
+        a = a_own[figure] or a_all[figure]
+        b = b_own[figure] or b_all[figure]
+        if not a or not b:
+            continue
+        s = _shift(figure, a, b)
+        if (s.p is not None and s.p < ALPHA) or s.log_shift >= MOVED:
+            moved.append(s)
+    return max(moved, key=lambda s: s.log_shift) if moved else None
+
+
+def same_hosts(a: Any, b: Any) -> bool:
+    """Whether two loaded runs ran on the same hosts (by name): only then is a probe's move the
+    host changing state, rather than two different machines."""
+    names_a = sorted(h.hostname for h in getattr(a, "hosts", []) or [])
+    names_b = sorted(h.hostname for h in getattr(b, "hosts", []) or [])
+    return bool(names_a) and names_a == names_b
+
+
+def allowance(shift: Optional[HostShift], min_effect: float) -> Optional[float]:
+    """The |ln B/A| a point must exceed to be the fabric's doing: the host's own move plus the
+    practical threshold; None when the host did not move by more than that threshold."""
+    if shift is None or shift.log_shift < math.log1p(min_effect):
+        return None
+    return shift.log_shift + math.log1p(min_effect)
+
+
+def describe_probes(probes: Sequence[Dict[str, Any]]) -> str:
+    """'host probe over 18 launches: integer chain 142 us; core-to-core round trip 0.32 us
+    (0.088 to 0.35)' - the median, and the range when the launches differ by more than 10%."""
+    figures = launch_figures(probes)
+    names = {"loop_us": "integer chain", "c2c_us": "core-to-core round trip"}
+    parts = []
+    for figure in ("loop_us", "c2c_us"):
+        values = figures[figure]
+        if not values:
+            continue
+        text = f"{names[figure]} {number(float(np.median(values)))} us"
+        if max(values) > 1.1 * min(values):
+            text += f" ({number(min(values))} to {number(max(values))})"
+        parts.append(text)
+    skipped = sorted({p["c2c_skipped"] for p in probes if p.get("c2c_skipped")})
+    if not figures["c2c_us"] and skipped:
+        parts.append(f"no core-to-core round trip ({'; '.join(skipped)})")
+    if not parts:
+        return ""
+    n = len(probes)
+    return f"host probe over {n} launch{'es' if n != 1 else ''}: " + "; ".join(parts)
