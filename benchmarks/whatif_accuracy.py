@@ -172,6 +172,8 @@ def analyse(args, state: Dict) -> List[Dict]:
                          "measured_s": measured, "measured_runs": times, "profile_runs": profile_times, "error": err,
                          "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
                          "direction_judged": judged,
+                         "cpu_floor_s": p.cpu_floor["floor_s"] if p.cpu_floor else None,
+                         "cpu_floor_applies": p.floor_applies,
                          "load": [min(loads), max(loads)] if loads else None})
     return rows
 
@@ -186,7 +188,8 @@ def print_table(rows: List[Dict], state: Dict) -> None:
     for r in rows:
         load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}" if r["load"] else "-"
         print(f"| {r['app']} | {r['from']} | {r['to']} | {r['at_profile_rate_s']:.2f} | "
-              f"{r['predicted_s']:.2f} [{r['low_s']:.2f}, {r['high_s']:.2f}] | {r['measured_s']:.2f} | "
+              f"{r['predicted_s']:.2f}{'*' if r.get('cpu_floor_applies') else ''} [{r['low_s']:.2f}, "
+              f"{r['high_s']:.2f}] | {r['measured_s']:.2f} | "
               f"{100 * r['error']:+.1f}% | {_direction(r)} | {load} |")
     if rows:
         errs = [abs(r["error"]) for r in rows]
@@ -196,6 +199,8 @@ def print_table(rows: List[Dict], state: Dict) -> None:
               f"({sum(r['direction_right'] for r in judged)}/{len(judged)} where the measured change exceeds the "
               f"measured runs' spread), "
               f"measured inside the band in {sum(r['in_band'] for r in rows)}/{len(rows)}")
+        if any(r.get("cpu_floor_applies") for r in rows):
+            print("* ranks shared cores at 'from': their CPU-bound floor set the prediction")
 
 
 def _direction(r: Dict) -> str:

@@ -289,3 +289,142 @@ def test_collectives_in_a_stream_cost_at_least_the_links_steady_rate():
     assert p.predicted_s == pytest.approx(0.26 + floor, rel=1e-2)
     # Without a measured gap there is no floor: the ratio of the models alone (here 1).
     assert predict(prof, a, [a]).predicted_s == pytest.approx(0.3, rel=1e-6)
+
+
+# ---- ranks that share cores -----------------------------------------------------------
+
+COMPUTE_CPU = r"""
+#include <mpi.h>
+#include <time.h>
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    volatile double x = 0.0;
+    double t0 = cpu();
+    while (cpu() - t0 < 0.2)
+        for (int i = 0; i < 10000; i++) x += 1e-9 * (double)(i & 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return x < 0;
+}
+"""
+
+
+@pytest.mark.mpi
+def test_the_profiler_records_each_ranks_cpu_and_whether_ranks_shared_cores(tmp_path):
+    """4 ranks that each compute for 0.2 s of CPU: their CPU time, their wait for a core, the
+    CPUs and the machine; on this 2-core machine they share cores and set a floor."""
+    import os
+    from pathlib import Path
+
+    from fabricbench.analysis.profile_cpu import cpu_floor, machines, rank_demand
+    from fabricbench.analysis.profile_data import validate_profile
+    from fabricbench.workflows.profile import run_profiled
+
+    (tmp_path / "cpu.c").write_text(COMPUTE_CPU)
+    exe = tmp_path / "cpu"
+    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(tmp_path / "cpu.c")], check=True)
+    rc, prof, reason = run_profiled([MPIRUN[0], "-np", "4", "--oversubscribe", str(exe)], tmp_path / "cpu.json")
+    assert rc == 0 and prof is not None, reason
+    validate_profile(prof)
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    for r in prof["rank_info"]:
+        assert r["cpus_online"] == os.cpu_count()
+        assert 1 <= r["cpus_allowed"] <= os.cpu_count()
+        assert r["machine"] == boot
+        # At least the 0.2 s its loop ran for, and no more than a single thread's share of the run.
+        assert 0.2 <= r["cpu_time"] <= 1.5 * r["app_time"] + 0.05
+        if Path("/proc/self/schedstat").exists():
+            assert r["run_delay"] is not None and 0 <= r["run_delay"] <= r["app_time"]
+            assert 0.1 <= rank_demand(r) <= r["cpu_time"]
+    (m,) = machines(prof)
+    assert m.ranks == [0, 1, 2, 3] and m.cpus == os.cpu_count()
+    assert m.demand_s == pytest.approx(sum(rank_demand(r) for r in prof["rank_info"]))
+    if os.cpu_count() < 4 and m.run_delay_s is not None:
+        # 0.8 s of computation on fewer than 4 cores: each rank waited for one.
+        floor = cpu_floor(prof)
+        assert floor is not None and floor.shared and floor.floor_s == pytest.approx(m.demand_s / os.cpu_count())
+        p = predict(prof, model("eth1g")[0], model("edr"))
+        assert p.predicted_s >= floor.floor_s and p.cpu_floor["cpus"] == os.cpu_count()
+
+
+def cpu_profile(ranks=4, cpus=2, cpu_s=0.5, wait_s=0.7, run_delay_s=0.6, machines=1, fields=True):
+    """Ranks that each compute for cpu_s of CPU and wait wait_s in MPI_Wait for 1,000 halo
+    messages of 64 KiB (A's model explains little of it: they waited for a core)."""
+    calls, info = [], []
+    for r in range(ranks):
+        calls += [[r, "MPI_Isend", 17, 1000, 1000 * 65536, 0.004, 1e-6, 1e-4],
+                  [r, "MPI_Irecv", 17, 1000, 1000 * 65536, 0.002, 1e-6, 1e-4],
+                  [r, "MPI_Wait", 0, 2000, 0, wait_s, 1e-6, 1e-2]]
+        mpi = 0.006 + wait_s
+        row = {"rank": r, "host": f"n{r}", "pid": 1, "app_time": cpu_s + mpi, "mpi_time": mpi}
+        if fields:  # polling while waiting adds a little CPU time; the lab's nodes share one boot id
+            row.update(cpu_time=cpu_s + 0.05, run_delay=run_delay_s, cpus_online=cpus, cpus_allowed=cpus,
+                       machine=f"boot-{r % machines}")
+        info.append(row)
+    return {"format": "fabricbench-mpi-profile", "version": 1, "ranks": ranks, "hosts": [f"n{r}" for r in range(ranks)],
+            "mpi": {"library": "test"}, "rank_info": info, "calls": calls, "matrix": {"p2p": [], "rma": [], "coll": []}}
+
+
+def test_ranks_sharing_cores_cannot_finish_before_their_computation_does():
+    from fabricbench.analysis.profile_data import ProfileError, validate_profile
+
+    a, b = model("eth1g")[0], model("edr")
+    shared = cpu_profile()  # 4 ranks x 0.5 s of CPU on 2 CPUs: at least 1 s on any fabric
+    validate_profile(shared)
+    p = predict(shared, a, b)
+    assert p.cpu_floor["floor_s"] == pytest.approx(1.0) and p.cpu_floor["demand_s"] == pytest.approx(2.0)
+    assert p.cpu_floor["network_s"] < 0.6 and p.floor_applies  # the network alone: compute + a fast halo
+    assert p.predicted_s == pytest.approx(1.0) and p.high_s >= 1.0
+    # The band's low end: ranks that polled without yielding waited for a core outside MPI as
+    # often as inside (0.6 s of the 1.206 s run, 0.5 s of it outside MPI).
+    even = 4 * (0.5 - 0.6 * 0.5 / 1.206) / 2
+    assert p.cpu_floor["floor_low_s"] == pytest.approx(even) and even <= p.low_s < p.predicted_s
+    assert any("ranks shared cores on A: 4 ranks on 2 CPUs (n0, n1, n2, n3); a CPU-bound floor of 1.00 s applies"
+               in x for x in p.assumptions)
+    assert p.to_dict()["cpu_floor"]["applies"] is True
+    # Not oversubscribed, or no measurable wait for a core, or one rank per machine, or an older
+    # profile: no floor, and the prediction is exactly what it was without the fields.
+    old = predict(cpu_profile(fields=False), a, b).to_dict()
+    assert old["cpu_floor"] is None and old["predicted_s"] < 0.6
+    for prof in (cpu_profile(cpus=4), cpu_profile(ranks=2), cpu_profile(run_delay_s=0.0), cpu_profile(machines=4)):
+        same = predict(prof, a, b).to_dict()
+        assert same["cpu_floor"] is None
+        if prof["ranks"] == 4:
+            assert same == old
+    # Without schedstats the wait is unknown: CPU time filling the cores over the run is the sign.
+    busy = cpu_profile(cpu_s=0.5)
+    for r in busy["rank_info"]:
+        r["run_delay"], r["cpu_time"] = None, 0.62
+    assert predict(busy, a, b).cpu_floor["floor_s"] == pytest.approx(2 * 0.5)  # min(CPU, time outside MPI)
+    idle = cpu_profile()  # ranks that slept while they waited: 2.0 s of CPU of the 2.4 s the CPUs had
+    for r in idle["rank_info"]:
+        r["run_delay"], r["cpu_time"] = None, 0.5
+    assert predict(idle, a, b).cpu_floor is None
+    # A wait longer than the MPI time fell partly outside MPI: that part was not computation.
+    long_wait = cpu_profile(run_delay_s=0.906)
+    assert predict(long_wait, a, b).cpu_floor["demand_s"] == pytest.approx(4 * 0.3)
+    # Slower fabrics are above the floor: it is said, and the network's prediction stands.
+    slow = predict(shared, model("edr")[0], model("eth1g"))
+    assert not slow.floor_applies and slow.predicted_s == slow.cpu_floor["network_s"] > 1.0
+    bad = cpu_profile()
+    bad["rank_info"][1]["run_delay"] = -1
+    with pytest.raises(ProfileError, match="run_delay"):
+        validate_profile(bad)
+
+
+def test_the_cpu_floor_in_the_cli_and_the_report(cli, db_path, tmp_path):
+    db = open_db(str(db_path))
+    run = _stored_profile(db, cpu_profile(), tags={"fabric": "1gbe"})
+    out = cli("predict", str(run.id), "--on", "edr").stdout
+    assert "CPU-bound floor: 1.00 s (4 ranks on 2 CPUs on A; network alone" in out
+    assert "a CPU-bound floor of 1.00 s applies" in out
+    data = json.loads(cli("predict", str(run.id), "--on", "edr", "--json").stdout)
+    assert data["predicted_s"] == pytest.approx(1.0) and data["cpu_floor"]["cpus"] == 2
+    cli("predict", str(run.id), "--on", "edr", "--report", str(tmp_path / "p.md"))
+    assert "Ranks shared cores on A: 4 ranks on 2 CPUs" in (tmp_path / "p.md").read_text()
+    assert "Ranks shared cores: 4 ranks on 2 CPUs" in cli("show-profile", str(run.id)).stdout

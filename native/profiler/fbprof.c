@@ -12,9 +12,12 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -488,6 +491,51 @@ static int fb_tsc_usable(void)
 #endif
 }
 
+/* ------------------------------------------------------------------ the rank's CPU
+ * Read at MPI_Init and MPI_Finalize only: whether ranks shared cores (what-if needs it). */
+
+static double fb_cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* The second field of the thread's schedstat: nanoseconds it was runnable but not running
+ * (needs a kernel with schedstats; -1 without). */
+static int64_t fb_run_delay_ns(long tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    unsigned long long exec = 0, delay = 0;
+    int n = fscanf(f, "%llu %llu", &exec, &delay);
+    fclose(f);
+    return n == 2 ? (int64_t)delay : -1;
+}
+
+/* The same for every rank on one machine, whatever its network namespace or host name. */
+static void fb_machine_id(char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return;
+    if (fgets(out, (int)len, f))
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+static int fb_cpus_allowed(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
 void fb_init(void)
 {
     if (fb.initialized)
@@ -531,6 +579,9 @@ void fb_init(void)
     fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
     me->main = 1;
 
+    fb.main_tid = (long)syscall(SYS_gettid);
+    fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
+    fb.cpu_at_init = fb_cpu_seconds();
     clock_gettime(CLOCK_MONOTONIC, &fb.init_ts);
     fb.init_tick = fb_now();
     fb.win_origin = fb.init_tick;
@@ -573,6 +624,9 @@ typedef struct {
     double mark_time[FB_NMARKS];        /* MPI_Pcontrol calls: seconds since MPI_Init, level */
     int32_t mark_level[FB_NMARKS];
     uint64_t before_init[FB_NCALLS];
+    double cpu_time, run_delay;         /* over the run; run_delay < 0: unknown */
+    int32_t cpus_online, cpus_allowed;  /* cpus_allowed < 0: unknown */
+    char machine[40];                   /* boot_id, "" if unknown */
 } fb_rank_info_t;
 
 /* A call site as rank 0 gets it: the module it is in (index into the rank's modules) and
@@ -724,6 +778,26 @@ static void fb_json_rank_extra(FILE *f, const fb_rank_info_t *info)
     fputc('}', f);
 }
 
+/* Whether the rank shared its machine's cores: see README "What is measured". */
+static void fb_json_cpu(FILE *f, const fb_rank_info_t *info)
+{
+    fprintf(f, ", \"cpu_time\": %.9g, \"run_delay\": ", info->cpu_time);
+    if (info->run_delay >= 0)
+        fprintf(f, "%.9g", info->run_delay);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"cpus_online\": %d, \"cpus_allowed\": ", (int)info->cpus_online);
+    if (info->cpus_allowed > 0)
+        fprintf(f, "%d", (int)info->cpus_allowed);
+    else
+        fputs("null", f);
+    fputs(", \"machine\": ", f);
+    if (info->machine[0])
+        fb_json_string(f, info->machine, strnlen(info->machine, sizeof info->machine));
+    else
+        fputs("null", f);
+}
+
 /* Everything rank 0 gathered; each array holds the ranks' parts one after the other. */
 typedef struct {
     fb_rank_info_t *infos;
@@ -847,6 +921,7 @@ static void fb_write_json(FILE *f, const fb_gathered_t *g)
                 (unsigned long long)(infos[r].untracked + infos[r].dropped_requests));
         fb_json_threads(f, &infos[r]);
         fb_json_rank_extra(f, &infos[r]);
+        fb_json_cpu(f, &infos[r]);
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n");
@@ -1076,6 +1151,8 @@ void fb_finalize(void)
     uint64_t end_tick = fb_now();
     struct timespec end_ts;
     clock_gettime(CLOCK_MONOTONIC, &end_ts);
+    double cpu_end = fb_cpu_seconds();
+    int64_t delay_end = fb.run_delay_at_init >= 0 ? fb_run_delay_ns(fb.main_tid) : -1;
     double app_time = fb_ts_seconds(&fb.init_ts, &end_ts);
 
     /* Ticks -> seconds: TSC rate measured over the run itself (at least 20 ms of it). */
@@ -1100,6 +1177,12 @@ void fb_finalize(void)
     me.dropped_requests = fb_dropped_requests;
     int hostlen = 0;
     PMPI_Get_processor_name(me.host, &hostlen);
+    me.cpu_time = cpu_end > fb.cpu_at_init ? cpu_end - fb.cpu_at_init : 0.0;
+    me.run_delay = delay_end >= fb.run_delay_at_init && delay_end >= 0 ? 1e-9 * (double)(delay_end - fb.run_delay_at_init) : -1.0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    me.cpus_online = online > 0 ? (int32_t)online : 0;
+    me.cpus_allowed = fb_cpus_allowed();
+    fb_machine_id(me.machine, sizeof me.machine);
 
     size_t n = (size_t)FB_NCALLS * FB_NBINS, used = 0;
     for (size_t i = 0; i < n; i++)

@@ -120,6 +120,9 @@ typedef struct {
     uint64_t win_origin;       /* tick at which window 0 starts (MPI_Init) */
     unsigned win_shift;        /* a window is 2^win_shift ticks */
     uint64_t before_init[FB_NCALLS]; /* calls made before MPI_Init (counted, not timed) */
+    double cpu_at_init;        /* the process's CPU time (user + system) at MPI_Init */
+    int64_t run_delay_at_init; /* the main thread's run-queue wait (ns) at MPI_Init, -1 unknown */
+    long main_tid;             /* the thread that called MPI_Init */
 } fb_state_t;
 
 /* The call being recorded by this thread: where it was called from, when it started. */

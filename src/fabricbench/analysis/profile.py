@@ -13,6 +13,7 @@ import statistics
 from collections import defaultdict
 from typing import Any, Dict, List, Sequence
 
+from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells
 from fabricbench.report import format as fmt
 from fabricbench.report.format import fixed, number, percent
@@ -107,6 +108,7 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
     total_bytes = sum(c["bytes"] for c in pairs)
 
     overall = 100.0 * total_mpi / total_app if total_app > 0 else 0.0
+    shared = cpu_floor(profile)
     return {
         "ranks": profile["ranks"],
         "hosts": list(profile.get("hosts", [])),
@@ -121,6 +123,7 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
         "imbalance": _spread(mpi),
         "matrix_bytes": total_bytes,
         "top_talkers": pairs[:talkers],
+        "cpu_sharing": shared.to_dict() if shared else None,
     }
 
 
@@ -142,6 +145,11 @@ def head_lines(s: Dict[str, Any]) -> List[str]:
         f"{s['headline']} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
         f"max {_pct(mp['max'])} on rank {mp['max_rank']})"
     )
+    c = s.get("cpu_sharing")
+    if c:
+        wait = f", waiting for a core {number(c['run_delay_s'])} s in all" if c["run_delay_s"] is not None else ""
+        lines.append(f"Ranks shared cores: {sharing_sentence(c)}{wait}; their computation needs at least "
+                     f"{number(c['floor_s'])} s on any fabric")
     return lines
 
 

@@ -103,6 +103,9 @@ def _check(data: Any) -> Optional[str]:
         for key in ("app_time", "mpi_time"):
             if not _is_num(r.get(key)) or r[key] < 0:
                 return f"rank_info[{i}].{key} is not a non-negative number"
+        problem = _check_cpu(r, i)
+        if problem:
+            return problem
 
     calls = data.get("calls")
     if not isinstance(calls, list):
@@ -140,6 +143,20 @@ def _check(data: Any) -> Optional[str]:
                 return f"matrix.{layer}[{i}] is not [src, dst, messages, bytes]"
             if cell[0] >= ranks or cell[1] >= ranks:
                 return f"matrix.{layer}[{i}] names a rank outside 0..{ranks - 1}"
+    return None
+
+
+def _check_cpu(r: Dict[str, Any], i: int) -> Optional[str]:
+    """Whether the rank shared cores (absent in older profiles; run_delay and machine may be null)."""
+    if "cpu_time" in r and (not _is_num(r["cpu_time"]) or r["cpu_time"] < 0):
+        return f"rank_info[{i}].cpu_time is not a non-negative number"
+    if r.get("run_delay") is not None and (not _is_num(r["run_delay"]) or r["run_delay"] < 0):
+        return f"rank_info[{i}].run_delay is not a non-negative number or null"
+    for key in ("cpus_online", "cpus_allowed"):
+        if r.get(key) is not None and (not _is_int(r[key]) or r[key] < 0):
+            return f"rank_info[{i}].{key} is not a non-negative integer or null"
+    if r.get("machine") is not None and not isinstance(r["machine"], str):
+        return f"rank_info[{i}].machine is not a string or null"
     return None
 
 

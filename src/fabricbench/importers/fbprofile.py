@@ -46,6 +46,10 @@ def profile_measurements(profile: Dict[str, Any]) -> List[Measurement]:
 
 def profile_provenance(profile: Dict[str, Any]) -> Dict[str, Any]:
     info = profile["rank_info"]
+    cpu = {}
+    if info and all("cpu_time" in r for r in info):  # whether ranks shared cores (newer profiles)
+        cpu = {"cpu_time_s": [r["cpu_time"] for r in info], "run_delay_s": [r.get("run_delay") for r in info],
+               "cpus_online": [r.get("cpus_online") for r in info]}
     return {
         "hosts": sorted(set(profile.get("hosts", []))),
         "nodes": len(set(profile.get("hosts", []))) or None,
@@ -54,6 +58,7 @@ def profile_provenance(profile: Dict[str, Any]) -> Dict[str, Any]:
         "profiled_command": profile.get("command"),
         "app_time_s": [r["app_time"] for r in info],
         "mpi_time_s": [r["mpi_time"] for r in info],
+        **cpu,
     }
 
 

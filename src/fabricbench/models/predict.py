@@ -20,6 +20,10 @@ models of A and of B give, per rank:
 
 The predicted run time is the slowest rank's; low and high come from the two re-costings, the
 waiting bounds, overlap or none and, for a catalogue fabric, the ends of its published figures.
+When the ranks shared cores on A (more ranks than CPUs on a machine, and they waited for them:
+``analysis.profile_cpu``), none of it goes below that machine's computation over its CPUs: on A
+part of the time in MPI was a rank waiting for a core, which a faster fabric does not remove
+(the band's low end takes the lower demand of ranks that poll without yielding).
 ``predict`` is a pure function of a profile and models; ``predict_from_store`` resolves run
 references and fabric names and fits the models.
 """
@@ -29,6 +33,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us, collective_stream_floor_us
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
 
@@ -74,6 +79,13 @@ class Prediction:
     high_s: float
     calls: List[CallChange] = field(default_factory=list)
     assumptions: List[str] = field(default_factory=list)
+    # Ranks shared cores on A: the machine, its CPUs and demand, floor_s, and network_s (the
+    # prediction before the floor). None when they did not, or the profile does not say.
+    cpu_floor: Optional[Dict[str, Any]] = None
+
+    @property
+    def floor_applies(self) -> bool:
+        return bool(self.cpu_floor) and self.cpu_floor["floor_s"] > self.cpu_floor["network_s"]
 
     @property
     def speedup(self) -> float:
@@ -86,6 +98,8 @@ class Prediction:
         d["faster"] = self.predicted_s < self.measured_s
         for c, obj in zip(d["calls"], self.calls):
             c["change_s"] = obj.change_s
+        if d["cpu_floor"]:
+            d["cpu_floor"]["applies"] = self.floor_applies
         return d
 
 
@@ -272,15 +286,36 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
                         time_b_s=v[3] / ranks, low_b_s=v[4] / ranks, high_b_s=v[5] / ranks)
              for (call, how), v in per_call.items()]
     calls.sort(key=lambda c: (-abs(c.change_s), -c.time_a_s, c.call))
+    point = max(predicted)
+    point_low, point_high = min(max(low), point), max(max(high), point)
+    shared = cpu_floor(profile)
+    floor, floor_low = (shared.floor_s, shared.floor_low_s) if shared else (0.0, 0.0)
     pred = Prediction(
         source=model_a.name, target=models_b[0].name, ranks=ranks, measured_s=max(app.values()),
         compute_s=sum(app[r] - mpi[r] for r in app) / len(app), mpi_a_s=sum(mpi.values()) / len(mpi),
-        predicted_s=max(predicted), low_s=min(max(low), max(predicted)), high_s=max(max(high), max(predicted)),
-        calls=calls,
+        predicted_s=max(point, floor), low_s=max(point_low, floor_low), high_s=max(point_high, floor),
+        calls=calls, cpu_floor={**shared.to_dict(), "network_s": point} if shared else None,
     )
     nb = any(_is_completion(c) for c, _b in groups) and any(c in NB_SENDS or c in NB_RECVS for c, _b in groups)
     pred.assumptions = _assumptions(profile, model_a, models_b, largest, nb, ratios[0])
+    if shared:
+        pred.assumptions.append(_floor_assumption(pred))
     return pred
+
+
+def _floor_assumption(p: Prediction) -> str:
+    from fabricbench.report.format import number
+
+    f = p.cpu_floor
+    m = f"ranks shared cores on A: {sharing_sentence(f)}"
+    why = (f"their computation needs {number(f['demand_s'])} s of CPU whatever the fabric (each rank's time "
+           "outside MPI less the run-queue wait its MPI time cannot hold, at most its CPU time) over "
+           f"{f['cpus']} CPUs; the band's low end spreads the wait evenly over the run, as for ranks that poll "
+           f"without yielding ({number(f['floor_low_s'])} s)")
+    if p.floor_applies:
+        return f"{m}; a CPU-bound floor of {number(f['floor_s'])} s applies: {why}; the network alone " \
+               f"predicts {number(f['network_s'])} s"
+    return f"{m}; their CPU-bound floor of {number(f['floor_s'])} s is below the prediction: {why}"
 
 
 def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool, ratio: float) -> List[str]:
@@ -385,6 +420,10 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
         f"predicted on {p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. {number(p.high_s)} s]",
         f"{ratio(factor)} {word} on {p.target} (speedup {ratio(p.speedup)})",
     ]
+    if p.floor_applies:
+        f = p.cpu_floor
+        lines.append(f"CPU-bound floor: {number(f['floor_s'])} s ({len(f['ranks'])} ranks on {f['cpus']} CPUs on A; "
+                     f"network alone {number(f['network_s'])} s)")
     moved = [c for c in p.calls if abs(c.change_s) > 0][:top]
     if moved:
         lines.append("calls that account for the change (seconds per rank, A -> B):")

@@ -34,6 +34,14 @@ def prediction_section(p, fmt: str = "svg") -> Section:
         f"Measured on A, {p.source}: {f.number(p.measured_s)} s on {p.ranks} ranks (compute {f.number(p.compute_s)} s, "
         f"MPI {f.number(p.mpi_a_s)} s per rank on average). Predicted on B, {p.target}: {f.number(p.predicted_s)} s "
         f"(band {f.number(p.low_s)} .. {f.number(p.high_s)} s), {f.ratio(factor)} {'faster' if faster else 'slower'}."))
+    if p.cpu_floor:
+        from fabricbench.analysis.profile_cpu import sharing_sentence
+
+        c = p.cpu_floor
+        section.add(Paragraph(
+            f"Ranks shared cores on A: {sharing_sentence(c)}. Their computation needs {f.number(c['demand_s'])} s "
+            f"of CPU, so no fabric makes the run shorter than {f.number(c['floor_s'])} s; the network alone predicts "
+            f"{f.number(c['network_s'])} s" + (", so the floor sets the prediction." if p.floor_applies else ".")))
     data = prediction_bars([c for c in p.calls if c.time_a_s > 0 or c.time_b_s > 0][:10], p.source, p.target, fmt)
     if data is not None:
         section.add(Figure("prediction-calls", "MPI time per call on A and B", data, fmt,
