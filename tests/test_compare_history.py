@@ -76,7 +76,7 @@ def test_history_shows_the_run_level_noise_the_launches_hide(fb, stored):
     alone = json.loads(fb("compare", str(a), str(b), "--json", "--no-history").stdout)
     assert alone["noise_from"] == "launches" and alone["history_runs"] == 0 and alone["history_ignored"]
     assert len(flagged(alone)) >= 10, alone["series"][0]["summary"]  # launches agree: a 4% shift is "significant"
-    assert "only the spread between each run's launches" in alone["noise_note"] and "--no-history" in alone["noise_note"]
+    assert "from the spread between each run's launches" in alone["noise_note"] and "--no-history" in alone["noise_note"]
     data = compare(fb, a, b)
     assert flagged(data) == [], data["series"][0]["summary"]
     s = data["series"][0]

@@ -17,7 +17,7 @@ from test_compare_cli import InProcess
 from test_compare_history import SIZES, latency_point
 
 import fabricbench
-from fabricbench.analysis.host_state import describe_probes, host_shift
+from fabricbench.analysis.host_state import allowance, describe_probes, host_shift, sensitivity
 from fabricbench.store import HOST_PROBE, Host
 
 PROV = {"nodes": 1, "ranks": 2, "ppn": 2, "hosts": ["vm"], "mpi_library": "Open MPI 4.1", "repeat": 3}
@@ -98,6 +98,7 @@ def test_compare_does_not_call_what_the_host_itself_changed(fb, db_path):
     assert out.returncode == 0 and "host changed: latency" in out.stdout, out.stdout
 
 
+@pytest.mark.both_mpis
 def test_every_engine_launch_stores_its_probe(cli):
     skip_unless("mpi", "engine")
     run = cli("run", "latency", "--np", "2", "--sizes", "0:64", "--time-budget", "0.01", "--repeat", "2").stdout
@@ -124,3 +125,25 @@ def test_lint_names_a_host_that_changed_state(fb, db_path):
     out = fb("lint", str(a), str(b), check=False).text
     assert f"the host itself was in another state than in run {a}: a cache line's round trip" in out, out
     assert "another state" not in fb("lint", str(a), str(c), check=False).text
+
+
+def test_how_much_a_point_follows_the_host_is_learnt_when_states_mix_within_a_run():
+    """A's launches all in the fast state, B's in the slow, slow, fast: the round trip moved 2.3x.
+    A ping-pong that follows it is held; a transfer 1.8x slower at every launch, whatever the
+    state, is the fabric's doing (a 4 MiB TCP bandwidth against shared memory)."""
+    a_probes = [{"loop_us": [142.0], "c2c_us": c, "benchmark": "bw", "launch": k + 1}
+                for k, c in enumerate([FAST, FAST, FAST])]
+    b_probes = [{"loop_us": [142.0], "c2c_us": c, "benchmark": "bw", "launch": k + 1}
+                for k, c in enumerate([SLOW, SLOW, FAST])]
+    shift = host_shift(a_probes, b_probes, "bw", "bw")
+    assert shift is not None and 2.2 < shift.factor < 2.4
+    follows = sensitivity(shift, [1.0, 1.01, 0.99], [3.5, 3.6, 1.0])  # a latency that is the state
+    assert follows == pytest.approx(1.0, abs=0.05)
+    assert np.log((3.5 * 3.6 * 1.0) ** (1 / 3) / 1.0) <= allowance(shift, 0.03, follows)  # held: the host explains it
+    steady = sensitivity(shift, [1000.0, 1010.0, 990.0], [550.0, 560.0, 555.0])  # bandwidth that is not
+    assert steady is not None and steady < 0.05
+    assert abs(np.log(555 / 1000)) > allowance(shift, 0.03, steady)  # called: the fabric's doing
+    # no state changed within either run: nothing to learn from, the point is taken to follow fully
+    flat = host_shift(a_probes, [dict(p, c2c_us=SLOW) for p in b_probes], "bw", "bw")
+    assert sensitivity(flat, [1000.0, 1010.0, 990.0], [550.0, 560.0, 555.0]) is None
+    assert allowance(flat, 0.03, None) == pytest.approx(np.log(SLOW / FAST) + np.log(1.03), rel=0.01)

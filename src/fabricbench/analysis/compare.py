@@ -47,7 +47,7 @@ import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
-from fabricbench.analysis.host_state import HostShift, allowance, host_shift, same_hosts
+from fabricbench.analysis.host_state import HostShift, allowance, host_shift, same_hosts, sensitivity
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.report.format import number
 
@@ -426,12 +426,15 @@ def _decide(pc: PointComparison, options: Options) -> None:
 
 
 def _allow_for_host(s: SeriesComparison, options: Options) -> None:
-    """Points that changed by no more than the host itself did (plus the threshold): "host changed"."""
-    limit = allowance(s.host_shift, options.min_effect)
-    if limit is None:
+    """Points that changed by no more than the host's own move explains (plus the threshold): "host changed"."""
+    if allowance(s.host_shift, options.min_effect) is None:
         return
     for pc in s.points:
-        if pc.flagged and pc.ratio and abs(math.log(pc.ratio)) <= limit:
+        if not (pc.flagged and pc.ratio):
+            continue
+        follows = sensitivity(s.host_shift, stats.launch_values(pc.ma, pc.statistic),
+                              stats.launch_values(pc.mb, pc.statistic))
+        if abs(math.log(pc.ratio)) <= allowance(s.host_shift, options.min_effect, follows):
             pc.verdict = "host changed"
             pc.reason = s.host_shift.describe()
 
@@ -553,8 +556,9 @@ class Comparison:
         if self.history_ignored if history_ignored is None else history_ignored:
             stored = " Stored runs of the same configuration were not looked at (--no-history)."
         if source == "launches":
-            return ("Run-to-run noise: only the spread between each run's launches was allowed for; identical "
-                    "runs made at different times can differ by more (the host's state holds for a whole run)."
+            return ("Run-to-run noise: from the spread between each run's launches, taken to vary from run to run "
+                    "at least as much again (no earlier runs of this configuration to measure it); identical runs "
+                    "made at different times can differ by more still (the host's state can hold for a whole run)."
                     + stored + " To allow for it, keep 2 or more other runs of the same configuration in this "
                     "database (compare finds them), compare against several runs (baseline set NAME RUN RUN RUN), "
                     "or rerun both to confirm a difference.")
@@ -562,18 +566,17 @@ class Comparison:
                 + stored)
 
     def host_note(self) -> str:
-        """What the host probe says, when the host itself changed between the runs (else empty)."""
-        moved = [s for s in self.series if allowance(s.host_shift, self.options.min_effect) is not None]
-        if not moved:
+        """What the host probe says, when the host itself changed between the runs and that kept
+        points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
+        held = self.flagged("host changed")
+        if not held:
             return ""
-        worst = max(moved, key=lambda s: s.host_shift.log_shift)
-        held = len(self.flagged("host changed"))
-        where = "" if len(moved) == len(self.series) else f" (during {worst.benchmark_a})"
-        text = (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
-                "A point is called only when it changed by more than that")
-        text += (f"; {held} that changed no more are not attributed to the fabric (\"host changed\")." if held
-                 else ".")
-        return text + " To compare the fabric, rerun both while the host is in one state."
+        worst = max({id(sc): sc for sc, _p in held}.values(), key=lambda sc: sc.host_shift.log_shift)
+        where = "" if all(sc.host_shift for sc in self.series) else f" (during {worst.benchmark_a})"
+        return (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
+                f"{len(held)} point{'s' if len(held) != 1 else ''} that changed no more than the host did "
+                "are not attributed to the fabric (\"host changed\"). To compare the fabric, rerun both while "
+                "the host is in one state.")
 
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
@@ -709,8 +712,10 @@ def _noise(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Noise:
       the bandwidth) counts as noise: measured on 20 A/A pairs at load 2 to 3, leaving such runs
       out called 66 points, keeping them 27;
     - "replicates": the spread of the figures of a side's own replicate runs (``compare 3,4,5 6``);
-    - "launches": only the spread between the launches of each run (the run-level part is then
-      not identifiable: it is taken as 0, and the output says so);
+    - "launches": only the spread between the launches of each run. The run-level part is then
+      not identifiable; it is taken as large as the launch level (a run's figure varies at least as
+      much as one launch's), since identical runs here differ by more than their launches do: on 20
+      A/A pairs on an idle host, taking it as 0 called 56 of 1,880 points (11 of 20 pairs);
     - "curve": the jitter along the curve (``stats.roughness_variance``) when there is none of these.
 
     A point's runs' spread is its own (from OWN_SPREAD_RUNS or more runs), but never less than the
@@ -729,7 +734,7 @@ def _noise(items: Sequence[Tuple[PointComparison, Side, Side]]) -> Noise:
     if any(replicated):
         return Noise(launch, _run_level(replicated, launch, False), "replicates")
     if launch_groups:
-        return Noise(launch, (), "launches")
+        return Noise(launch, (launch,) * len(items), "launches")
     logs = [math.log(sb.center / sa.center) for _pc, sa, sb in items]
     curve = stats.roughness_variance(logs, [sa.within + sb.within for _pc, sa, sb in items]) / 2
     return Noise(0.0, (curve,) * len(items), "curve")

@@ -8,13 +8,18 @@ put the cores). On a virtual machine the second moves several-fold between launc
 runs caught in different states differ at every size, and no statistic on the two runs can
 tell that from a change of the fabric. The probe can: when the runs ran on the same hosts and
 a probe figure moved significantly, a point is attributed to the fabric only when it changed
-by more than the host did (``allowance``); ``analysis.compare`` calls the rest "host changed".
+by more than the host's move could explain (``allowance``); ``analysis.compare`` calls the
+rest "host changed". How much a point follows the probe is learnt from the launches when the
+host changed state between launches of one run (``sensitivity``: the shared-memory ping-pong
+follows the round trip one to one, a 4 MiB TCP transfer hardly at all); otherwise every
+point is taken to follow it fully.
 """
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as sps
@@ -29,6 +34,7 @@ ALPHA = 0.01  # a probe figure moved when its launches differ at this level (Wel
 MOVED = math.log(1.10)  # ... or their geometric means by this much: the states can mix within a
 # benchmark's launches (1 of 3 in the fast state), which 3 launches cannot test, while one state's
 # launches agree within about 3.5% (so 3 against 3 differ by 10% about once in 1,500 pairs)
+MIXED = math.log(1.5)  # the probe varied this much within runs: a point's sensitivity can be learnt
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class HostShift:
     b: float
     launches: int  # launches behind the figures (both sides)
     p: Optional[float]  # Welch's t on the launches' ln figures (None: too few launches)
+    a_launches: Tuple[float, ...] = ()  # the figure at each of A's launches, in launch order
+    b_launches: Tuple[float, ...] = ()
 
     @property
     def log_shift(self) -> float:
@@ -56,7 +64,8 @@ class HostShift:
 
     def to_dict(self) -> Dict[str, Any]:
         return {"figure": self.figure, "a_us": self.a, "b_us": self.b, "factor": self.factor,
-                "launches": self.launches, "p": self.p, "text": self.describe()}
+                "launches": self.launches, "p": self.p, "text": self.describe(),
+                "a_launches": list(self.a_launches), "b_launches": list(self.b_launches)}
 
 
 def launch_figures(probes: Sequence[Dict[str, Any]], benchmark: Optional[str] = None) -> Dict[str, List[float]]:
@@ -82,8 +91,11 @@ def _shift(figure: str, a: Sequence[float], b: Sequence[float]) -> HostShift:
         if np.ptp(la) == 0 and np.ptp(lb) == 0:
             p = 1.0 if la[0] == lb[0] else 0.0
         else:
-            p = float(sps.ttest_ind(la, lb, equal_var=False).pvalue)
-    return HostShift(figure, float(np.exp(la.mean())), float(np.exp(lb.mean())), len(a) + len(b), p)
+            with warnings.catch_warnings():  # one side's launches all alike: scipy warns, the test holds
+                warnings.simplefilter("ignore", RuntimeWarning)
+                p = float(sps.ttest_ind(la, lb, equal_var=False).pvalue)
+    return HostShift(figure, float(np.exp(la.mean())), float(np.exp(lb.mean())), len(a) + len(b), p,
+                     tuple(a), tuple(b))
 
 
 def host_shift(a_probes: Sequence[Dict[str, Any]], b_probes: Sequence[Dict[str, Any]],
@@ -113,12 +125,31 @@ def same_hosts(a: Any, b: Any) -> bool:
     return bool(names_a) and names_a == names_b
 
 
-def allowance(shift: Optional[HostShift], min_effect: float) -> Optional[float]:
-    """The |ln B/A| a point must exceed to be the fabric's doing: the host's own move plus the
-    practical threshold; None when the host did not move by more than that threshold."""
+def sensitivity(shift: HostShift, a_launches: Sequence[float], b_launches: Sequence[float]) -> Optional[float]:
+    """How much a point's ln figure follows the probe's ln figure, |slope| within each run's
+    launches (pooled over A and B), at most 1; None when the probe did not vary within a run
+    by MIXED or the point's launches do not line up with the probe's."""
+    dy: List[float] = []
+    dc: List[float] = []
+    for y, c in ((a_launches, shift.a_launches), (b_launches, shift.b_launches)):
+        if len(y) != len(c) or len(y) < 2 or min(y) <= 0:
+            continue
+        ly, lc = np.log(y), np.log(c)
+        dy.extend(ly - ly.mean())
+        dc.extend(lc - lc.mean())
+    sxx = float(np.dot(dc, dc)) if dc else 0.0
+    if sxx < MIXED ** 2:
+        return None
+    return min(1.0, abs(float(np.dot(dy, dc)) / sxx))
+
+
+def allowance(shift: Optional[HostShift], min_effect: float, follows: Optional[float] = None) -> Optional[float]:
+    """The |ln B/A| a point must exceed to be the fabric's doing: the host's own move, times how
+    much the point follows it (`follows`, from ``sensitivity``; None: fully), plus the practical
+    threshold; None when the host did not move by more than that threshold."""
     if shift is None or shift.log_shift < math.log1p(min_effect):
         return None
-    return shift.log_shift + math.log1p(min_effect)
+    return shift.log_shift * (1.0 if follows is None else follows) + math.log1p(min_effect)
 
 
 def describe_probes(probes: Sequence[Dict[str, Any]]) -> str:
