@@ -82,6 +82,7 @@ class PointComparison:
     verdict: str = "not judged"  # better, worse, isolated, host changed, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
+    log_ratio: Optional[float] = None  # the ln B/A tested (of each side's launches' geometric mean)
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
 
@@ -426,7 +427,9 @@ def _decide(pc: PointComparison, options: Options) -> None:
 
 
 def _allow_for_host(s: SeriesComparison, options: Options) -> None:
-    """Points that changed by no more than the host's own move explains (plus the threshold): "host changed"."""
+    """Points that changed by no more than the host's own move explains (plus the threshold): "host changed".
+    The change is the smaller of the one shown (the merged figures) and the one tested (each side's
+    launches' geometric mean, as the probe's move is): a mix of states moves the two differently."""
     if allowance(s.host_shift, options.min_effect) is None:
         return
     for pc in s.points:
@@ -434,7 +437,8 @@ def _allow_for_host(s: SeriesComparison, options: Options) -> None:
             continue
         follows = sensitivity(s.host_shift, stats.launch_values(pc.ma, pc.statistic),
                               stats.launch_values(pc.mb, pc.statistic))
-        if abs(math.log(pc.ratio)) <= allowance(s.host_shift, options.min_effect, follows):
+        change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
+        if change <= allowance(s.host_shift, options.min_effect, follows):
             pc.verdict = "host changed"
             pc.reason = s.host_shift.describe()
 
@@ -656,7 +660,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
             d = math.log(sb.center / sa.center)
             test = stats.log_ratio_test(d, math.sqrt(sa.within + sb.within + noise.variance(sa, i)
                                                      + noise.variance(sb, i)))
-            pc.p, pc.log_se = test.p, test.log_se
+            pc.p, pc.log_se, pc.log_ratio = test.p, test.log_se, d
             pc.ratio_ci = test.interval(options.level)
             pc.a_ci = _side_ci(sa, noise.variance(sa, i), noise.source, z)
             pc.b_ci = _side_ci(sb, noise.variance(sb, i), noise.source, z)
