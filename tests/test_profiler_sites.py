@@ -161,15 +161,17 @@ def test_hpcc_phases_in_hpcc_order(library, tmp_path):
     assert "Calls: data-moving calls first, by bytes moved; then waits, by time." in found
     ph = result["phases"]
     assert len(ph) >= 4, found
-    lead = [p["lead"] for p in ph]
     assert all(p["top_calls"][0]["call"] == p["lead"] for p in ph if p["lead"]), found  # the lead is listed first
-    assert lead[0] in NONBLOCKING, found  # MPIRandomAccess: MPI_Isend/MPI_Irecv, completed by Testany/Waitany
-    assert any(c["call"] in NONBLOCKING and not c["moves_data"] for c in ph[0]["top_calls"]), found
+    # MPIRandomAccess first: MPI_Isend/MPI_Irecv, completed by Testany/Waitany. HPCC's start-up
+    # (hpccinf.txt broadcast, a few ms) can form a phase of its own before it.
+    ra = next(i for i, p in enumerate(ph) if p["lead"] in NONBLOCKING
+              and any(c["call"] in NONBLOCKING and not c["moves_data"] for c in p["top_calls"]))
+    assert ra == 0 or (ra == 1 and ph[0]["end"] - ph[0]["start"] < 0.05), found
     ptrans = next(i for i, p in enumerate(ph) if p["lead"] == "MPI_Sendrecv")
     assert ph[ptrans]["top_calls"][0]["mean_size"] >= 1 << 20, found  # the transpose's MiB blocks
     fft = next(i for i, p in enumerate(ph) if i > ptrans and p["lead"] == "MPI_Alltoall")
     beff = next(i for i, p in enumerate(ph) if i > fft and p["lead"] == "MPI_Sendrecv")
-    assert 0 < ptrans < fft < beff < len(ph) - 1, found
+    assert ra < ptrans < fft < beff < len(ph) - 1, found
     hpl = {c["call"] for p in ph[-2:] for c in p["top_calls"]}
     assert {"MPI_Send", "MPI_Recv", "MPI_Iprobe"} & hpl, found  # HPL last
 

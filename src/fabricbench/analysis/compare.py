@@ -32,7 +32,8 @@ The rule for one point (``analysis.stats`` has the statistics):
   Which way is better comes from ``analysis.direction``.
 - When both runs ran on the same hosts and the engine's host probe says the host itself
   changed state between them (``analysis.host_state``), a point is called only when it
-  changed by more than the host did; the others are "host changed" (shown, not counted).
+  changed by more than the host's move explains; the others are "host changed" (shown, not
+  counted).
 
 The summary of a series is the geometric mean of B/A over the points called different,
 with its 95% CI; when none is, it says "no significant difference".
