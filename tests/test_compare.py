@@ -27,6 +27,8 @@ def _m(value, size=8, metric="latency", bench="latency", **stats):
 
 def test_direction_rule_is_one_place():
     assert direction.lower_is_better("latency") and direction.lower_is_better("time")
+    for metric in ("overhead_send", "overhead_recv", "gap", "cpu_per_message"):  # costs per message
+        assert direction.lower_is_better(metric)
     for metric in ("bandwidth", "bibandwidth", "message_rate", "flops", "update_rate"):
         assert direction.higher_is_better(metric)
     # seed 001: "EDR outperforms FDR by 68% in PTRANS"; "ring latency is reduced by 51%"

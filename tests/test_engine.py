@@ -393,6 +393,7 @@ def test_table_format_two_metrics_per_row(engine):
         ("allreduce", 4, 2, ["--sizes", "1K:2K"]),
         ("alltoall", 4, 3, ["--sizes", "1K:2K"]),
         ("ring", 4, 2, ["--random-rings", "2"]),
+        ("exchange", 3, 1, ["--sizes", "1K:2K"]),
     ],
 )
 def test_validation_catches_injected_corruption(engine, validator, benchmark, np, inject, extra):

@@ -45,6 +45,11 @@ static const fb_bench benchmarks[] = {
      .metrics = {"latency", "overhead_send", "overhead_recv", "gap"},
      .summary = "LogGP between ranks 0 and 1 (Netgauge's method): latency, send and receive overhead, gap per size",
      .size_min = 1, .size_max = 64 * 1024, .points_per_size = 4, .takes = SIZED | FB_OPT_WINDOW},
+    {.name = "exchange", .family = "pt2pt", .run = fb_run_exchange, .min_ranks = 2,
+     .metrics = {"latency", "cpu_per_message"},
+     .summary = "every rank swaps halos with its ring neighbours at once: time per message, and the core "
+                "time a message takes from a rank that also computes",
+     .size_min = 1, .size_max = 64 * 1024, .points_per_size = 2, .takes = SIZED},
     {.name = "barrier", .family = "collective", .run = fb_run_barrier, .min_ranks = 1, .metrics = LATENCY,
      .summary = "MPI_Barrier latency", .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {0},
      .nfixed = 1, .points_per_size = 1, .takes = FB_OPT_TIMING},

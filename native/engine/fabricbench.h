@@ -99,6 +99,7 @@ void fb_run_bibw(fb_ctx *ctx);
 void fb_run_mbw_mr(fb_ctx *ctx);
 void fb_run_multi_lat(fb_ctx *ctx);
 void fb_run_loggp(fb_ctx *ctx);
+void fb_run_exchange(fb_ctx *ctx);
 
 void fb_run_barrier(fb_ctx *ctx);
 void fb_run_bcast(fb_ctx *ctx);

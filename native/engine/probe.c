@@ -16,8 +16,6 @@
 #define TRIP_TIMEOUT_S 0.2     /* a repetition this slow: the two ranks did not run together */
 #define LINE 64
 
-static volatile uint64_t sink;
-
 static double now_s(void)
 {
     struct timespec t;
@@ -25,19 +23,16 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* A chain of multiplies and shifts, each step needing the last: no vector unit, no memory,
- * no closed form, so its time is the core's clock and whatever shares the core. */
+/* The median time of the integer chain (fb_int_chain): the core's clock and whatever
+ * shares the core. */
 static double loop_us(void)
 {
     double t[LOOP_REPS];
-    uint64_t x = 0x2545f4914f6cdd1dULL;
     for (int r = 0; r < LOOP_REPS; r++) {
         double t0 = now_s();
-        for (int i = 0; i < LOOP_STEPS; i++)
-            x = x * 0x9e3779b97f4a7c15ULL + (x >> 29);
+        fb_int_chain(LOOP_STEPS);
         t[r] = 1e6 * (now_s() - t0);
     }
-    sink = x;
     return fb_median_finite(t, LOOP_REPS);
 }
 

@@ -55,3 +55,13 @@ void fb_finalize(void)
         MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
 }
+
+static volatile uint64_t chain_sink;
+
+void fb_int_chain(long long steps)
+{
+    uint64_t x = 0x2545f4914f6cdd1dULL;
+    for (long long i = 0; i < steps; i++)
+        x = x * 0x9e3779b97f4a7c15ULL + (x >> 29);
+    chain_sink = x;
+}

@@ -1,6 +1,6 @@
 /* util.h - what every other engine file may use and that uses nothing of the engine: a
- * fatal error that takes the whole job down, allocations that cannot return NULL, and a
- * short nap for ranks that wait without spinning. */
+ * fatal error that takes the whole job down, allocations that cannot return NULL, a
+ * fixed chain of integer work, and a short nap for ranks that wait without spinning. */
 #ifndef FB_UTIL_H
 #define FB_UTIL_H
 
@@ -13,6 +13,11 @@ enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION 
 void fb_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void *fb_malloc(size_t bytes);   /* never NULL: aborts the job when memory runs out */
 void *fb_calloc(size_t n, size_t size);
+
+/* A chain of `steps` multiplies and shifts, each needing the last: no vector unit, no
+ * memory, no closed form, so its time is the core's clock and whatever shares the core
+ * (the host probe's integer chain, the exchange benchmark's fixed computation). */
+void fb_int_chain(long long steps);
 
 /* Sleeps FB_NAP_NS: how long a rank with nothing to do waits between polls. */
 #define FB_NAP_NS 20000

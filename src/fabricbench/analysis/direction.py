@@ -1,6 +1,8 @@
 """Which way is better for a metric: the one place that says so.
 
-Lower is better for ``latency`` and ``time``; higher is better for every other metric
+Lower is better for ``latency`` and ``time``, and for the costs the engine measures per
+message (LogGP's ``overhead_send``, ``overhead_recv`` and ``gap``, the exchange's
+``cpu_per_message``); higher is better for every other metric
 (``bandwidth``, ``bibandwidth``, ``message_rate``, ``flops``, ``update_rate``, ...).
 Everything that says "better", "worse" or "% better" goes through this module.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-LOWER_IS_BETTER = frozenset({"latency", "time"})
+LOWER_IS_BETTER = frozenset({"latency", "time", "overhead_send", "overhead_recv", "gap", "cpu_per_message"})
 
 
 def lower_is_better(metric: str) -> bool:
