@@ -9,7 +9,9 @@ Profiles without these fields give no machines here, and no floor.
 A machine shares its cores when it ran more ranks than it has CPUs and they measurably
 waited for them: their run-queue wait is at least CONTENTION of their wall time (without
 schedstats: their CPU time filled at least BUSY of the CPUs over the run). Its computation
-then needs at least its CPU demand over its CPUs, whatever the fabric.
+then needs at least its CPU demand over its CPUs, whatever the fabric, plus the core time
+its messages take on the fabric predicted for (``messaging``: per rank, from the engine's
+``exchange`` benchmark there, ``models.exchange``; none when that was not measured).
 
 A rank's demand is its computation: its time outside MPI less the run-queue wait that fell
 there, at most its CPU time. Which part of the wait fell outside MPI is not measured (it is
@@ -25,7 +27,7 @@ however fast the fabric.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 CONTENTION = 0.10  # run-queue wait, as a share of the ranks' wall time, that counts as sharing cores
 BUSY = 0.90  # without schedstats: CPU time as a share of the CPUs over the run
@@ -45,21 +47,23 @@ class MachineCpu:
     demand_s: float  # computation, summed over its ranks (see the module's docstring)
     demand_low_s: float  # the same with the wait spread evenly over the run
     shared: bool = field(default=False)  # more ranks than CPUs, and they waited for them
+    messaging_s: float = 0.0  # core time of its ranks' messages on the fabric predicted for
+    messaging_low_s: float = 0.0  # the same, lower estimate
 
-    def _floor(self, demand: float) -> float:
-        # Never above the run on A: the CPUs cannot have given more than they had (what a
-        # disagreement of the clocks could add is cut off).
-        return min(demand / self.cpus, self.wall_s) if self.cpus > 0 else 0.0
+    def _floor(self, demand: float, messaging: float) -> float:
+        # The computation never above the run on A: the CPUs cannot have given more than they
+        # had (what a disagreement of the clocks could add is cut off).
+        return min(demand / self.cpus, self.wall_s) + messaging / self.cpus if self.cpus > 0 else 0.0
 
     @property
     def floor_s(self) -> float:
-        """The least wall time its computation needs on its CPUs."""
-        return self._floor(self.demand_s)
+        """The least wall time its computation and its messages need on its CPUs."""
+        return self._floor(self.demand_s, self.messaging_s)
 
     @property
     def floor_low_s(self) -> float:
-        """The same from the low demand: the band's low end."""
-        return self._floor(self.demand_low_s)
+        """The same from the low demands: the band's low end."""
+        return self._floor(self.demand_low_s, self.messaging_low_s)
 
     def to_dict(self) -> Dict[str, Any]:
         return {**asdict(self), "floor_s": self.floor_s, "floor_low_s": self.floor_low_s}
@@ -83,8 +87,10 @@ def rank_demand(r: Dict[str, Any], even: bool = False) -> Optional[float]:
     return min(cpu, outside)
 
 
-def machines(profile: Dict[str, Any]) -> List[MachineCpu]:
-    """The profile's machines, in order of their first rank; [] if any rank lacks the fields."""
+def machines(profile: Dict[str, Any], messaging: Optional[Dict[int, Tuple[float, float]]] = None) -> List[MachineCpu]:
+    """The profile's machines, in order of their first rank; [] if any rank lacks the fields.
+    messaging: rank -> (core time of its messages, lower estimate) on the fabric predicted for."""
+    messaging = messaging or {}
     groups: Dict[str, List[Dict[str, Any]]] = {}
     for r in profile.get("rank_info", []):
         cpus = r.get("cpus_online")
@@ -101,7 +107,9 @@ def machines(profile: Dict[str, Any]) -> List[MachineCpu]:
         cpu = sum(float(r["cpu_time"]) for r in rs)
         m = MachineCpu(machine=key, hosts=sorted({str(r.get("host", "")) for r in rs}), ranks=[r["rank"] for r in rs],
                        cpus=cpus, wall_s=wall, cpu_s=cpu, run_delay_s=delay,
-                       demand_s=sum(rank_demand(r) for r in rs), demand_low_s=sum(rank_demand(r, True) for r in rs))
+                       demand_s=sum(rank_demand(r) for r in rs), demand_low_s=sum(rank_demand(r, True) for r in rs),
+                       messaging_s=sum(messaging.get(r["rank"], (0.0, 0.0))[0] for r in rs),
+                       messaging_low_s=sum(messaging.get(r["rank"], (0.0, 0.0))[1] for r in rs))
         walls = sum(float(r["app_time"]) for r in rs)
         if len(rs) > cpus and wall > 0:
             m.shared = delay >= CONTENTION * walls if delay is not None else cpu >= BUSY * cpus * wall
@@ -109,9 +117,9 @@ def machines(profile: Dict[str, Any]) -> List[MachineCpu]:
     return out
 
 
-def cpu_floor(profile: Dict[str, Any]) -> Optional[MachineCpu]:
+def cpu_floor(profile: Dict[str, Any], messaging: Optional[Dict[int, Tuple[float, float]]] = None) -> Optional[MachineCpu]:
     """The machine whose shared cores set the highest floor, or None (none shared, or an older profile)."""
-    shared = [m for m in machines(profile) if m.shared]
+    shared = [m for m in machines(profile, messaging) if m.shared]
     return max(shared, key=lambda m: m.floor_s) if shared else None
 
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.errors import FabricbenchError
 from fabricbench.models.collective import FORMS, CollectiveModel, derived_collective
+from fabricbench.models.exchange import ExchangeCost, fit_exchange
 from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
 
 
@@ -40,6 +41,7 @@ class FabricModel:
     ranks: Optional[int] = None
     notes: Tuple[str, ...] = ()
     small_latency_us: float = 0.0  # lowest median one-way time of messages up to SMALL bytes
+    exchange: Optional[ExchangeCost] = None  # what a message costs shared cores (models.exchange)
 
     def __post_init__(self):
         if not self.small_latency_us:
@@ -58,7 +60,8 @@ class FabricModel:
         return {"name": self.name, "catalogue": self.catalogue, "ranks": self.ranks, "p2p": self.p2p.to_dict(),
                 "loggp": self.loggp.to_dict() if self.loggp else None,
                 "collectives": {k: v.to_dict() for k, v in self.collectives.items()}, "notes": list(self.notes),
-                "small_latency_us": self.small_latency_us}
+                "small_latency_us": self.small_latency_us,
+                "exchange": self.exchange.to_dict() if self.exchange else None}
 
 
 def _stat(m) -> Optional[float]:
@@ -172,7 +175,8 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
     # The least disturbed small-message median: on a busy machine single sizes jump by 100x.
     small = [t for n, t in zip(*points["latency"]) if n <= SMALL and t]
     return FabricModel(name=label, p2p=p2p, collectives=colls, loggp=loggp, ranks=ranks or None, notes=tuple(notes),
-                       small_latency_us=min(small) if small else 0.0)
+                       small_latency_us=min(small) if small else 0.0,
+                       exchange=fit_exchange(measurements, source=f"{label}: exchange"))
 
 
 def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
@@ -219,6 +223,10 @@ def format_fabric_model(m: FabricModel) -> List[str]:
                      f"g {number(g.g_us)} us, G {number(g.G_us_per_byte * 1e3)} ns/byte, O {number(g.O_us_per_byte * 1e3)} ns/byte "
                      f"(sizes {binary_size(g.valid_sizes[0])} .. {binary_size(g.valid_sizes[1])}; fit error median "
                      f"{percent(100 * g.fit.median_rel)})")
+    if m.exchange:
+        x = m.exchange
+        lines.append(f"  exchange on shared cores (core share {number(x.core_share)}): core time per message "
+                     + ", ".join(f"{number(x.cpu_per_message_us(n))} us at {binary_size(n)}" for n in x.sizes[::max(1, len(x.sizes) // 4)]))
     for name, c in m.collectives.items():
         lines.append(f"  {name} on {c.ranks} ranks ({c.algorithm} form for other counts): {fit_text(c.model)}")
         lines += regimes(c.model)

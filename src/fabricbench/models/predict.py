@@ -23,7 +23,10 @@ waiting bounds, overlap or none and, for a catalogue fabric, the ends of its pub
 When the ranks shared cores on A (more ranks than CPUs on a machine, and they waited for them:
 ``analysis.profile_cpu``), none of it goes below that machine's computation over its CPUs: on A
 part of the time in MPI was a rank waiting for a core, which a faster fabric does not remove
-(the band's low end takes the lower demand of ranks that poll without yielding).
+(the band's low end takes the lower demand of ranks that poll without yielding). The floor
+also holds the core time B's messages take: each message sent or received costs half of what
+B's ``exchange`` benchmark measured a swap to take from a rank that also computes
+(``models.exchange``), when B's engine run has it and its ranks shared cores too.
 ``predict`` is a pure function of a profile and models; ``predict_from_store`` resolves run
 references and fabric names and fits the models.
 """
@@ -288,7 +291,7 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
     calls.sort(key=lambda c: (-abs(c.change_s), -c.time_a_s, c.call))
     point = max(predicted)
     point_low, point_high = min(max(low), point), max(max(high), point)
-    shared = cpu_floor(profile)
+    shared = cpu_floor(profile, _messaging(groups, models_b[0]))
     floor, floor_low = (shared.floor_s, shared.floor_low_s) if shared else (0.0, 0.0)
     pred = Prediction(
         source=model_a.name, target=models_b[0].name, ranks=ranks, measured_s=max(app.values()),
@@ -299,19 +302,47 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
     nb = any(_is_completion(c) for c, _b in groups) and any(c in NB_SENDS or c in NB_RECVS for c, _b in groups)
     pred.assumptions = _assumptions(profile, model_a, models_b, largest, nb, ratios[0])
     if shared:
-        pred.assumptions.append(_floor_assumption(pred))
+        pred.assumptions.append(_floor_assumption(pred, models_b[0]))
     return pred
 
 
-def _floor_assumption(p: Prediction) -> str:
+def _messaging(groups, model: FabricModel) -> Optional[Dict[int, Tuple[float, float]]]:
+    """rank -> (core time of its point-to-point messages on B, lower estimate), seconds: a message
+    sent or received is half of a swap (one send and one receive) of B's exchange benchmark."""
+    x = model.exchange
+    if x is None or x.core_share <= 1:
+        return None
+    out: Dict[int, List[float]] = defaultdict(lambda: [0.0, 0.0])
+    for (call, _b), per_rank in groups.items():
+        sides = (call in P2P_SENDS) + (call in P2P_RECVS)
+        if not sides:
+            continue
+        for rank, (c, nby, _t) in per_rank.items():
+            if c:
+                n = nby / c
+                out[rank][0] += sides * c * x.cpu_per_message_us(n) / 2 * 1e-6
+                out[rank][1] += sides * c * x.cpu_per_message_low_us(n) / 2 * 1e-6
+    return {r: (v[0], v[1]) for r, v in out.items()}
+
+
+def _floor_assumption(p: Prediction, b: FabricModel) -> str:
     from fabricbench.report.format import number
 
     f = p.cpu_floor
     m = f"ranks shared cores on A: {sharing_sentence(f)}"
+    if b.exchange and b.exchange.core_share > 1:
+        msgs = (f"and their messages {number(f['messaging_s'])} s on {b.name} (its exchange benchmark: the core "
+                "time a swap takes from a rank that also computes)")
+    elif b.exchange:
+        msgs = (f"and their messages no core time: {b.name}'s exchange benchmark ran with a core per rank, so its "
+                "time per message is not core time (run it with the application's ranks on the same machines)")
+    else:
+        msgs = (f"and their messages no core time: {b.name} has no exchange benchmark (fabricbench run exchange "
+                "there, with the application's ranks, measures it)")
     why = (f"their computation needs {number(f['demand_s'])} s of CPU whatever the fabric (each rank's time "
-           "outside MPI less the run-queue wait its MPI time cannot hold, at most its CPU time) over "
+           f"outside MPI less the run-queue wait its MPI time cannot hold, at most its CPU time) {msgs}, over "
            f"{f['cpus']} CPUs; the band's low end spreads the wait evenly over the run, as for ranks that poll "
-           f"without yielding ({number(f['floor_low_s'])} s)")
+           f"without yielding, and takes the bare exchange's time per message ({number(f['floor_low_s'])} s)")
     if p.floor_applies:
         return f"{m}; a CPU-bound floor of {number(f['floor_s'])} s applies: {why}; the network alone " \
                f"predicts {number(f['network_s'])} s"
@@ -422,7 +453,8 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
     ]
     if p.floor_applies:
         f = p.cpu_floor
-        lines.append(f"CPU-bound floor: {number(f['floor_s'])} s ({len(f['ranks'])} ranks on {f['cpus']} CPUs on A; "
+        msgs = f"; their messages {number(f['messaging_s'])} s of core time on B" if f["messaging_s"] else ""
+        lines.append(f"CPU-bound floor: {number(f['floor_s'])} s ({len(f['ranks'])} ranks on {f['cpus']} CPUs on A{msgs}; "
                      f"network alone {number(f['network_s'])} s)")
     moved = [c for c in p.calls if abs(c.change_s) > 0][:top]
     if moved:

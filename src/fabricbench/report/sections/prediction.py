@@ -40,7 +40,8 @@ def prediction_section(p, fmt: str = "svg") -> Section:
         c = p.cpu_floor
         section.add(Paragraph(
             f"Ranks shared cores on A: {sharing_sentence(c)}. Their computation needs {f.number(c['demand_s'])} s "
-            f"of CPU, so no fabric makes the run shorter than {f.number(c['floor_s'])} s; the network alone predicts "
+            f"of CPU" + (f" and their messages {f.number(c['messaging_s'])} s of core time on B" if c["messaging_s"] else "")
+            + f", so the run cannot be shorter than {f.number(c['floor_s'])} s on B; the network alone predicts "
             f"{f.number(c['network_s'])} s" + (", so the floor sets the prediction." if p.floor_applies else ".")))
     data = prediction_bars([c for c in p.calls if c.time_a_s > 0 or c.time_b_s > 0][:10], p.source, p.target, fmt)
     if data is not None:
