@@ -6,12 +6,15 @@ predict them at other rates from engine runs, measure them there, print the erro
 
 Collection (needs root and a free lab name): for each rate (the profile rate first, then the
 targets) the lab is brought up with 4 nodes, the engine measures what the models need
-(`fabricbench run latency loggp <collectives> --launcher lab --sizes 1:1M --time-budget 0.1
---repeat 1`: the sizes reach past the token bucket's burst, 64 KiB at 100mbit, so the fitted
-bandwidth is the link's steady rate; the engine's floor of 10 iterations per point keeps the
-100mbit run to minutes),
-and every application of the catalogue runs at the profile rate --profile-repeats times (3)
-and at each target --repeats times (3; the median is the measurement) with
+(`fabricbench run latency loggp exchange <collectives> --launcher lab --sizes 1:1M
+--time-budget 0.1 --repeat 1`: the sizes reach past the token bucket's burst, 64 KiB at
+100mbit, so the fitted bandwidth is the link's steady rate; the engine's floor of 10
+iterations per point keeps the 100mbit run to minutes; `exchange`, every rank swapping
+halos at once, gives what a message costs the cores when the lab's ranks share them),
+and every application of the catalogue runs at the profile rate --profile-repeats times (5)
+and at each target --repeats times (5; the median is the measurement), in rounds that visit
+every rate and run each application once there (the engine runs in the first), so that the
+host's minute-long slow states fall on profiles and measurements alike, with
 `fabricbench app run NAME --np N --size S --launcher lab --profile`, one rank per node
 (--nodes, 4). The median run at the profile rate is the profile that is predicted from (the
 host switches between states that change MPI times several-fold for a minute; one profile
@@ -37,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-ENGINE_BENCHMARKS = ["latency", "loggp", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
+ENGINE_BENCHMARKS = ["latency", "loggp", "exchange", "barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"]
 APPS = ["lammps-lj", "lammps-eam", "qe-si"]  # hpcc is optional: it is not in the catalogue
 NODES = 4  # the lab; --nodes 2 keeps one rank per core on a 2-core machine
 
@@ -101,26 +104,37 @@ def collect(args) -> Dict:
     def save() -> None:
         plan_path.write_text(json.dumps(state, indent=1))
 
-    for rate in [args.profile_rate, *args.targets]:
-        lab_up(args, args.db, args.lab, args.subnet, rate)
-        try:
-            if rate not in state["engine"]:
-                state["engine"][rate] = engine_run(args, rate)
-                save()
-            for app in args.apps:
-                if rate == args.profile_rate:
-                    profiles = state["profile"].setdefault(app, [])
-                    if isinstance(profiles, dict):  # one profile, from before --profile-repeats
-                        profiles = state["profile"][app] = [profiles]
-                    while len(profiles) < args.profile_repeats:
-                        profiles.append(app_run(args, app, rate, "profile"))
-                else:
-                    done = state["measured"].setdefault(f"{app}@{rate}", [])
-                    while len(done) < args.repeats:
-                        done.append(app_run(args, app, rate, "measured"))
-                save()
-        finally:
-            fb(args.db, "lab", "down", "--name", args.lab, check=False)
+    def runs_of(app: str, rate: str) -> List:
+        if rate == args.profile_rate:
+            profiles = state["profile"].setdefault(app, [])
+            if isinstance(profiles, dict):  # one profile, from before --profile-repeats
+                profiles = state["profile"][app] = [profiles]
+            return profiles
+        return state["measured"].setdefault(f"{app}@{rate}", [])
+
+    def wanted(rate: str) -> int:
+        return args.profile_repeats if rate == args.profile_rate else args.repeats
+
+    # Rounds: each visits every rate and runs each application once there, so the profiles
+    # and the measurements are spread over the whole collection alike; the host's slow
+    # states last about a minute, and one caught on one side only would pass for the fabric.
+    rates = [args.profile_rate, *args.targets]
+    for _round in range(max(wanted(r) for r in rates)):
+        for rate in rates:
+            apps = [app for app in args.apps if len(runs_of(app, rate)) < wanted(rate)]
+            if rate in state["engine"] and not apps:
+                continue
+            lab_up(args, args.db, args.lab, args.subnet, rate)
+            try:
+                if rate not in state["engine"]:
+                    state["engine"][rate] = engine_run(args, rate)
+                    save()
+                for app in apps:
+                    role = "profile" if rate == args.profile_rate else "measured"
+                    runs_of(app, rate).append(app_run(args, app, rate, role))
+                    save()
+            finally:
+                fb(args.db, "lab", "down", "--name", args.lab, check=False)
     return state
 
 
@@ -220,8 +234,8 @@ def main() -> None:
     ap.add_argument("--apps", default=",".join(APPS), type=lambda s: s.split(","),
                     help="catalogue applications (fabricbench app list)")
     ap.add_argument("--size", type=int, default=1, help="problem size of every application (app run --size)")
-    ap.add_argument("--repeats", type=int, default=3, help="measured runs per application and target (median)")
-    ap.add_argument("--profile-repeats", type=int, default=3,
+    ap.add_argument("--repeats", type=int, default=5, help="measured runs per application and target (median)")
+    ap.add_argument("--profile-repeats", type=int, default=5,
                     help="profiled runs per application at the profile rate; the median one by time is predicted from")
     ap.add_argument("--timeout", type=float, default=900, help="stop one application run after this long, s")
     ap.add_argument("--iterations", type=int, default=0, help="engine iterations per point (default: adaptive)")
