@@ -7,7 +7,8 @@ predict them at other rates from engine runs, measure them there, print the erro
 Collection (needs root and a free lab name): for each rate (the profile rate first, then the
 targets) the lab is brought up with 4 nodes, the engine measures what the models need
 (`fabricbench run latency loggp exchange <collectives> --launcher lab --sizes 1:1M
---time-budget 0.1 --repeat 1`: the sizes reach past the token bucket's burst, 64 KiB at
+--time-budget 0.1 --repeat 3`, --engine-repeat: the launches are interleaved, and the
+exchange's core time per message is each size's median over them; the sizes reach past the token bucket's burst, 64 KiB at
 100mbit, so the fitted bandwidth is the link's steady rate; the engine's floor of 10
 iterations per point keeps the 100mbit run to minutes; `exchange`, every rank swapping
 halos at once, gives what a message costs the cores when the lab's ranks share them),
@@ -75,7 +76,8 @@ def last_run(db: str) -> int:
 def engine_run(args, rate: str) -> Dict:
     before = loadavg()
     count = ["--iterations", str(args.iterations)] if args.iterations else ["--time-budget", str(args.time_budget)]
-    fb(args.db, "run", *args.benchmarks, "--launcher", "lab", "--sizes", args.sizes, *count, "--repeat", "1",
+    fb(args.db, "run", *args.benchmarks, "--launcher", "lab", "--sizes", args.sizes, *count,
+       "--repeat", str(args.engine_repeat),
        "--label", f"whatif engine {rate}", "--tag", f"lab_rate={rate}", env=lab_env(args.lab))
     return {"run": last_run(args.db), "load": [before, loadavg()]}
 
@@ -242,6 +244,9 @@ def main() -> None:
     ap.add_argument("--time-budget", type=float, default=0.1, help="engine time budget per point, s (adaptive count)")
     ap.add_argument("--benchmarks", default=",".join(ENGINE_BENCHMARKS), type=lambda s: s.split(","),
                     help="engine benchmarks the models are fitted to")
+    ap.add_argument("--engine-repeat", type=int, default=3,
+                    help="launches of each engine benchmark (run --repeat; default 3): one launch of exchange can be "
+                         "caught 2-4x off by a descheduled rank")
     ap.add_argument("--sizes", default="1:1M", help="engine message sizes: past the lab's 64 KiB burst to the link's rate")
     ap.add_argument("--analyse-only", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
