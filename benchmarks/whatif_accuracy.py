@@ -8,9 +8,10 @@ Collection (needs root and a free lab name): for each rate (the profile rate fir
 targets) the lab is brought up with 4 nodes, the engine measures what the models need
 (`fabricbench run latency loggp exchange <collectives> --launcher lab --sizes 1:1M
 --time-budget 0.1 --repeat 3`, --engine-repeat: the launches are interleaved, and the
-exchange's core time per message is each size's median over them; the sizes reach past the token bucket's burst, 64 KiB at
-100mbit, so the fitted bandwidth is the link's steady rate; the engine's floor of 10
-iterations per point keeps the 100mbit run to minutes; `exchange`, every rank swapping
+exchange's core time per message is each size's median over them; the sizes reach past
+the token bucket's burst, 64 KiB at 100mbit, so the fitted bandwidth is the link's steady
+rate; the engine's floor of 10 iterations per point per launch keeps the 100mbit run to
+about 10 minutes; `exchange`, every rank swapping
 halos at once, gives what a message costs the cores when the lab's ranks share them),
 and every application of the catalogue runs at the profile rate --profile-repeats times (5)
 and at each target --repeats times (5; the median is the measurement), in rounds that visit
