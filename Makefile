@@ -16,7 +16,7 @@ endif
 # The default database (FABRICBENCH_DB, else the user data directory): the one plain `fabricbench` reads.
 FB      = $(VENV)/bin/fabricbench
 
-.PHONY: run test test-second-mpi setup system-deps test-deps install native dev clean
+.PHONY: run test test-second-mpi docs setup system-deps test-deps install native dev clean
 
 run: setup
 	@mkdir -p $(RESULTS)
@@ -28,7 +28,7 @@ run: setup
 	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
 # Every test under the chosen MPI; with the default MPI, the MPI-dependent tests once more under $(SECOND_MPI).
-test: setup test-deps
+test: setup test-deps docs
 	$(VENV)/bin/python -m pytest -ra
 	@if [ -z "$(MPI)" ] && [ -n "$(SECOND_MPI)" ]; then $(MAKE) --no-print-directory test-second-mpi; fi
 
@@ -37,6 +37,10 @@ test-second-mpi:
 	@if bash scripts/build-native.sh $(VENV) $(SECOND_MPI); then \
 	  FABRICBENCH_MPI=$(SECOND_MPI) $(VENV)/bin/python -m pytest -ra -m both_mpis; \
 	else echo "make test: $(SECOND_MPI) is not installed; its second pass is skipped"; fi
+
+# The documentation site (docs/, mkdocs.yml) in strict mode: a broken link or a missing page fails.
+docs: setup
+	$(VENV)/bin/python -m mkdocs build --strict --site-dir build/site
 
 setup: system-deps install $(if $(MPI),native)
 
