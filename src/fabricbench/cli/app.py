@@ -68,7 +68,7 @@ class State:
     def read(self, ref: Any = None):
         """The database for a command that only reads (about run `ref`): never created, nor its folder."""
         path = self.sqlite_file()
-        if path is not None and not path.is_file():
+        if path is not None and not path.exists():  # a directory or a device there: the store says so
             what = f"no run '{ref}': " if ref is not None else ""
             raise NoDatabase(
                 f"{what}no results database at {path}: nothing has been measured or imported there "
