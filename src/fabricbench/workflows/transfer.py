@@ -436,6 +436,8 @@ class Study:
         self.ports: Dict[str, int] = {}
         self.file: Dict[str, Any] = {}
         self.failed = 0
+        self.transfers = 0  # reader copies attempted
+        self.first_failure: Optional[str] = None
 
     def prepare(self, workdir: str) -> None:
         """The file and the server's config in `workdir` on the server node."""
@@ -473,6 +475,9 @@ class Study:
                             _round_timeout(self.plan, readers, self.ceilings[readers]))
         results = [judge(r, self.plan.file_size) for r in results]
         self.failed += sum(1 for r in results if not r.ok)
+        self.transfers += len(results)
+        if self.first_failure is None:
+            self.first_failure = next((f"{r.node}: {r.reason}" for r in results if not r.ok and r.reason), None)
         for s in self.servers:
             if not s.alive():
                 raise RunFailed(f"the {s.what} on {self.server.name} exited during the study: {s.daemon.log_tail()}")
@@ -528,7 +533,12 @@ def run_transfer(store: Store, nodes: Nodes, plan: TransferPlan, label: Optional
                         session.done += 1
             if progress:
                 progress(session.done, plan.rounds(), "done")
-            if study.failed:
+            if study.transfers and study.failed == study.transfers:
+                # nothing was measured: the run failed, whatever the cause (the server's link down, ...)
+                session.status = "failed"
+                session.message = (f"every reader transfer failed ({study.failed} of {study.transfers})"
+                                   + (f"; first: {study.first_failure}" if study.first_failure else ""))
+            elif study.failed:
                 session.note(f"{study.failed} reader transfer{'s' if study.failed != 1 else ''} failed "
                              "(stored with the reason, left out of the per-reader figures)")
         finally:
