@@ -40,6 +40,7 @@ from fabricbench.analysis.transfer import (BENCHMARK, MB, RAW, READER_METRIC, Re
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.lab.errors import LabError
 from fabricbench.lab.rates import tcp_goodput
+from fabricbench.launch.failure import ssh_unreachable
 from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
 from fabricbench.store import Measurement, Run, Store
@@ -183,9 +184,18 @@ def _probe(nodes: Nodes, node: Node, argv: Sequence[str], what: str, install: st
     """First line a tool prints about its version on `node`; TransferCannotRun when it is missing."""
     try:
         done = run_short(nodes.argv(node, argv), timeout=PROBE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired:
+        via_ssh = nodes.argv(node, ["true"])[0] == "ssh"
+        where = f"host {node.name} does not answer through ssh" if via_ssh else f"{what} on {node.name} did not answer"
+        raise TransferCannotRun(f"{where} within {PROBE_TIMEOUT_S:.0f} s"
+                                + (f" (try: ssh {node.name} true)" if via_ssh else "")) from None
+    except OSError as exc:
         raise TransferCannotRun(f"cannot run {what} on {node.name}: {exc}") from None
     text = (done.stdout or "").strip() or (done.stderr or "").strip()
+    unreachable = ssh_unreachable(done.returncode, done.stderr) if nodes.argv(node, ["true"])[0] == "ssh" else None
+    if unreachable:
+        raise TransferCannotRun(f"cannot reach host {node.name} through ssh: {unreachable} "
+                                f"(try: ssh {node.name} true)")
     if done.returncode != 0:
         raise TransferCannotRun(f"{what} does not run on {node.name} ({text.splitlines()[-1] if text else done.returncode}); "
                                 f"install it ({install}; or scripts/install-test-deps.sh transfer)")
