@@ -10,7 +10,6 @@ import ipaddress
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
