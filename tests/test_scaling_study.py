@@ -188,3 +188,17 @@ def test_jacobi_on_the_lab_uses_the_first_n_nodes(cli, db_path, jacobi, monkeypa
     assert sorted({m.params["nodes"] for m in items}) == [1, 2] and all(m.value > 0 for m in items)
     data = json.loads(cli("scaling-report", str(run.id), "--format", "json").stdout)
     assert all(0 < p["efficiency"] <= 1.5 for p in data["series"][0]["points"])
+
+
+def test_strict_makes_a_partial_failure_exit_1_and_keeps_the_run_complete(cli, db_path, tmp_path):
+    state = tmp_path / "state"
+    app = write_script(tmp_path / "flaky.sh", f'n=$(cat {state} 2>/dev/null || echo 0); echo $((n+1)) > {state}\n'
+                       'test $n -eq 0 || { echo "rep $n failing" >&2; exit 5; }\n')
+    proc = cli("scale", "--np-list", "1", "--repeat", "2", "--strict", "--", str(app), check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 of 2 repetitions succeeded" in proc.stdout
+    assert "--strict: 1 of 2 repetitions of run 1 failed" in proc.stderr
+    assert open_db(str(db_path)).get_run(1).status == "complete"
+    state.unlink()
+    proc = cli("scale", "--np-list", "1", "--repeat", "2", "--", str(app))  # without --strict: exit 0
+    assert "1 of 2 repetitions succeeded" in proc.stdout

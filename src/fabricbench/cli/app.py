@@ -68,7 +68,7 @@ class State:
     def read(self, ref: Any = None):
         """The database for a command that only reads (about run `ref`): never created, nor its folder."""
         path = self.sqlite_file()
-        if path is not None and not path.is_file():
+        if path is not None and not path.exists():  # a directory or a device there: the store says so
             what = f"no run '{ref}': " if ref is not None else ""
             raise NoDatabase(
                 f"{what}no results database at {path}: nothing has been measured or imported there "
@@ -98,6 +98,15 @@ def error_line(message: Any) -> None:
         pass
 
 
+def warning_line(message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
+    """A library's warning (matplotlib, numpy, ...) as one line on stderr, controls escaped:
+    'warning: ...' rather than Python's two lines with the file name and the raw text."""
+    try:
+        err_console.print(f"[yellow]warning:[/] {safe_markup(str(message))}", highlight=False, soft_wrap=True)
+    except OSError:
+        pass
+
+
 class FabricbenchGroup(click.Group):
     """Turns a FabricbenchError anywhere below into one line on stderr and its exit status.
 
@@ -110,8 +119,11 @@ class FabricbenchGroup(click.Group):
     group_class = type  # subgroups (lab, db) behave the same
 
     def invoke(self, ctx):
+        import warnings
+
         from fabricbench.launch.procs import stop_cause, stop_signals
 
+        warnings.showwarning = warning_line
         try:
             with stop_signals():
                 return super().invoke(ctx)

@@ -25,22 +25,13 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-# C0 controls but newline and tab, DEL, C1 controls, and the Unicode bidi overrides that
-# reorder what is shown ("trojan source").
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from fabricbench.text import CONTROL, printable  # noqa: F401 - printable is part of this module's API
+
+# The escape rule lives in fabricbench.text (one place for every output); re-exported here.
+_CONTROL = CONTROL
 _NUMBER_WORD = re.compile(r"^[-+(\[]?[-+]?[0-9][0-9.,:/eE+\-]*[%x)\]]?[,;]?$")
 FOLD_WORDS_OVER = 24  # a text word longer than this (a path, a URL) may fold; numbers never do
 HEADER_LINES = 3  # a second table is better than headers taller than this
-
-
-def _escape_char(m: "re.Match[str]") -> str:
-    c = m.group(0)
-    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-
-
-def printable(text: Any) -> str:
-    """`text` with every control character shown escaped (\\x1b), newlines and tabs kept."""
-    return _CONTROL.sub(_escape_char, "" if text is None else str(text))
 
 
 def safe_markup(text: Any) -> str:

@@ -68,7 +68,7 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
         console.print(f"  {c['sentence']}", highlight=False, markup=False)
     console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False, markup=False)
     if rc != 0:
-        raise NoProfile(f"the profile was stored, but {reason}")
+        raise NoProfile(f"the profile was stored as run {run.id}, but {reason}")
 
 
 @main.command("show-profile")

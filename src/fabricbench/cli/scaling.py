@@ -96,10 +96,12 @@ def _launcher_for(name: str, hostfile, hosts, mpirun_args):
 @click.option("--app", "app_name", metavar="NAME", help="A catalogued application (fabricbench app list) instead of '-- APP': "
               "its standard input, own time and figure of merit.")
 @click.option("--size", type=click.IntRange(min=1), default=1, show_default=True, help="Problem size of --app.")
+@click.option("--strict", is_flag=True, help="Exit status 1 when any repetition failed (the run stays complete, its "
+              "failures counted). A study whose every repetition failed is failed, exit status 1, with or without it.")
 @click.argument("app", nargs=-1, required=False, type=click.UNPROCESSED, metavar="-- APP [ARGS]...")
 @pass_state
 def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, higher_is_better, weak, label, tags,
-          launcher, hostfile, hosts, mpirun_args, timeout, app_name, size, app):
+          launcher, hostfile, hosts, mpirun_args, timeout, app_name, size, strict, app):
     """Run an application at several scales, repeatedly, and store a scaling study.
 
     Every repetition is stored as it finishes (wall time and/or the figure of merit, exit
@@ -150,6 +152,11 @@ def scale(state, nodes_text, ppn, np_text, repeat, time_source, fom, fom_unit, h
     if outcome.failed:
         console.print(f"[yellow]{outcome.failed} failed repetition(s) are stored with their reasons and left out of the statistics[/]", highlight=False)
     console.print(f"see it with: fabricbench scaling-report {outcome.run.id}", highlight=False)
+    if strict and outcome.failed:
+        from fabricbench.errors import FabricbenchError
+
+        raise FabricbenchError(f"--strict: {outcome.failed} of {outcome.done} repetitions of run {outcome.run.id} "
+                               "failed (stored with their reasons; the run is complete)")
 
 
 def _app_case(app_name, size, app, fom, time_source, tags):

@@ -2,8 +2,9 @@
 
 Prints a table per reader count (per-reader and aggregate throughput against the
 ceiling, fairness, start skew, time to last byte), then the findings; ``--json`` for
-scripts. Exit status: 0 measured (failed reader copies are stored and reported), 1 a
-server failed (the rounds done are kept), 2 could not start, 130 Ctrl-C (or SIGTERM).
+scripts. Exit status: 0 measured (failed reader copies are stored and reported; with
+--strict 1 when any failed), 1 every reader copy failed or a server failed (the rounds done
+are kept, the run is failed), 2 could not start, 130 Ctrl-C (or SIGTERM).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
-from fabricbench.errors import UsageError
+from fabricbench.errors import FabricbenchError, UsageError
 
 LAUNCHERS = ("lab", "hosts")
 
@@ -72,12 +73,15 @@ def _file_size(text: str) -> int:
               help="Where the server keeps the run's file (removed at the end); on a disk for --cache cold.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS",
               help="Give up on a round's readers after this long (default: from the file size and the ceiling).")
+@click.option("--strict", is_flag=True,
+              help="Exit status 1 when any reader transfer failed (the run stays complete, its failures counted). "
+                   "A run whose every transfer failed is failed, exit status 1, with or without it.")
 @label_option
 @tag_option
 @json_option
 @pass_state
 def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, launcher, hosts, link, data_dir, timeout,
-                 label, tags: Tuple[str, ...], as_json: bool) -> None:
+                 strict, label, tags: Tuple[str, ...], as_json: bool) -> None:
     """Many readers, one file server: throughput per reader and in aggregate against the server's link.
 
     Starts a real xrootd (its own config, data folder and file) on --server and, for
@@ -122,8 +126,12 @@ def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, l
     if as_json:
         print_json({"run": outcome.run.id, "status": outcome.run.status, **outcome.summary.to_dict(),
                     "servers": [{k: v for k, v in s.items() if k != "log_tail"} for s in outcome.servers]})
-        return
-    show(outcome)
+    else:
+        show(outcome)
+    if strict and outcome.failed_transfers:
+        n = outcome.failed_transfers
+        raise FabricbenchError(f"--strict: {n} reader transfer{'s' if n != 1 else ''} of run {outcome.run.id} failed "
+                               "(stored with the reason; the run is complete)")
 
 
 def show(outcome) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
+import ipaddress
 import json
 import os
 import shutil
@@ -172,6 +173,7 @@ class Lab:
                     f"lab '{name}' is already up with another shape ({existing.describe()}); "
                     f"tear it down first (fabricbench lab down{_name_flag(name)}) or use another --name"
                 )
+            check_subnet_free(spec.network(), name)
             _teardown(name)
             lab = cls(name, spec, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
             try:
@@ -328,6 +330,26 @@ class Lab:
 
 
 # ---- module API -----------------------------------------------------------------------------
+
+def check_subnet_free(net: "ipaddress.IPv4Network", name: str) -> None:
+    """Refuse a lab subnet that overlaps an address or route of the host, or another lab that is up
+    (nothing is created): lab nodes would shadow real hosts, or two labs answer for one address."""
+    clash = next(((what, other) for what, other in system.host_networks() if net.overlaps(other)), None)
+    if clash is not None:
+        raise LabError(f"lab subnet {net} overlaps the host's {clash[0]} ({clash[1]}): the lab would hide "
+                       "those addresses; give another --subnet (e.g. a free 10.x.y.0/24)")
+    for path in sorted(run_dir().glob("*.json")):
+        other_name = path.stem
+        if other_name == name:
+            continue
+        other = _load(other_name)
+        if other is None or not other.is_intact():
+            continue
+        other_net = other.spec.network()
+        if net.overlaps(other_net):
+            raise LabError(f"lab subnet {net} overlaps lab '{other_name}' ({other_net}), which is up: give another "
+                           f"--subnet, or tear it down first (fabricbench lab down{_name_flag(other_name)})")
+
 
 def current_lab(name: Optional[str] = None) -> Optional[Lab]:
     """The lab called `name` ($FABRICBENCH_LAB, default 'fbl') if it is up, else None."""

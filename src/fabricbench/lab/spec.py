@@ -56,6 +56,10 @@ def lab_name(name: Optional[str] = None) -> str:
     return chosen
 
 
+CGNAT = ipaddress.IPv4Network("100.64.0.0/10")
+THIS_NETWORK = ipaddress.IPv4Network("0.0.0.0/8")
+
+
 def default_subnet() -> str:
     return os.environ.get("FABRICBENCH_LAB_SUBNET") or DEFAULT_SUBNET
 
@@ -133,7 +137,10 @@ class LabSpec:
             net = ipaddress.IPv4Network(self.subnet, strict=True)
         except ValueError as exc:
             raise LabError(f"bad lab subnet '{self.subnet}': {exc} (give an IPv4 network such as {DEFAULT_SUBNET})") from None
-        if not net.is_private or net.is_loopback or net.is_link_local or net.is_multicast:
+        # RFC 1918, or a range that is not routed on the Internet (TEST-NET, 198.18/15, 100.64/10)
+        # when a user names it; whether the host itself uses it is checked when the lab comes up.
+        if net.is_global or net.is_loopback or net.is_link_local or net.is_multicast or net.is_unspecified \
+                or net.is_reserved or net.subnet_of(THIS_NETWORK) or not (net.is_private or net.subnet_of(CGNAT)):
             raise LabError(
                 f"lab subnet {net} is not a private network: use one from 10.0.0.0/8, 172.16.0.0/12 "
                 f"or 192.168.0.0/16 (default {DEFAULT_SUBNET}); lab addresses never leave the lab"

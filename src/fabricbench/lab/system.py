@@ -10,7 +10,7 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from fabricbench.lab.errors import LabError
 
@@ -63,6 +63,42 @@ def list_namespaces() -> List[str]:
         # No /run/netns yet means no named namespaces at all.
         return []
     return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+
+
+def host_networks() -> List[Tuple[str, "ipaddress.IPv4Network"]]:
+    """The host's IPv4 networks as (what, network): each address's network and each route's
+    destination and gateway (`ip -j addr`, `ip -j route show table all`); default routes left out
+    (they cover everything), their gateways kept."""
+    import ipaddress
+    import json
+
+    found: List[Tuple[str, ipaddress.IPv4Network]] = []
+    for argv in (["ip", "-j", "-4", "addr"], ["ip", "-j", "-4", "route", "show", "table", "all"]):
+        done = run(argv, check=False)
+        if done.returncode != 0:
+            continue
+        try:
+            entries = json.loads(done.stdout or "[]")
+        except ValueError:
+            continue
+        for e in entries:
+            for a in e.get("addr_info", []) if "addr_info" in e else []:
+                if a.get("family") == "inet" and a.get("local"):
+                    net = ipaddress.IPv4Interface(f"{a['local']}/{a.get('prefixlen', 32)}").network
+                    found.append((f"address {a['local']}/{a.get('prefixlen', 32)} of {e.get('ifname', '?')}", net))
+            if "dst" in e:
+                dev = f" via {e['dev']}" if e.get("dev") else ""
+                if e["dst"] != "default":
+                    try:
+                        found.append((f"route {e['dst']}{dev}", ipaddress.IPv4Network(e["dst"], strict=False)))
+                    except ValueError:
+                        pass
+                if e.get("gateway"):
+                    try:
+                        found.append((f"gateway {e['gateway']}{dev}", ipaddress.IPv4Network(e["gateway"])))
+                    except ValueError:
+                        pass
+    return found
 
 
 def namespace_exists(ns: str) -> bool:

@@ -222,6 +222,30 @@ def _one_line(lines: List[str]) -> str:
     return " ".join(parts)
 
 
+# What ssh prints when it could not reach a host (exit status 255): the cause, in the user's words.
+_SSH_UNREACHABLE = (
+    ("Connection timed out", "it does not answer (connection timed out): it is down, or unreachable from here"),
+    ("No route to host", "there is no route to it (No route to host)"),
+    ("Network is unreachable", "its network is unreachable from here"),
+    ("Connection refused", "it refuses ssh connections (no ssh server on port 22?)"),
+    ("Could not resolve hostname", "its name does not resolve"),
+    ("Name or service not known", "its name does not resolve"),
+    ("Permission denied", "it refuses the login (ssh keys without a password are needed)"),
+    ("Host key verification failed", "its host key is not known here (ssh to it once by hand)"),
+)
+
+
+def ssh_unreachable(returncode: Optional[int], stderr: str) -> Optional[str]:
+    """Why ssh could not reach its host ('its name does not resolve', ...), or None when ssh got there
+    (the remote command's own failure, or not ssh at all)."""
+    if returncode != 255:
+        return None
+    for needle, why in _SSH_UNREACHABLE:
+        if needle in (stderr or ""):
+            return why
+    return None
+
+
 def explain_start_failure(stderr: str) -> str:
     """Why a job did not start: the launcher's whole explanation when it printed one in a box
     (Open MPI's 'Please revise the conflict' block: what conflicts, with which values), as one
@@ -251,13 +275,47 @@ def exit_status(returncode: Optional[int]) -> str:
     return f"the command exited with status {returncode}"
 
 
+# Open MPI's "*** ..." error block lines that repeat boilerplate rather than say what went wrong.
+_OMPI_STARS = re.compile(r"^(?:\[[^\]]*\]\s*)?\*\*\*\s*(.*)$")  # "[host:pid] *** text"
+_OMPI_BOILERPLATE = re.compile(r"^(reported by process|on communicator|MPI_ERRORS_ARE_FATAL|and potentially|"
+                               r"Your MPI job will now abort|This is disallowed by the MPI standard|$)")
+_MPICH_FATAL = re.compile(r"Fatal error in (\S+?): ([^,\n]*(?:, error stack)?)")
+
+
+def mpi_library_error(stderr: str) -> Optional[str]:
+    """The MPI library's own word on why a rank stopped, as one line: Open MPI's '*** ...' block
+    ('The MPI_Init() function was called after MPI_FINALIZE was invoked.', 'An error occurred in
+    MPI_Send: MPI_ERR_RANK: invalid rank') or MPICH's 'Fatal error in PMPI_Send: Invalid rank'."""
+    said: List[str] = []
+    for line in (stderr or "").splitlines():
+        m = _OMPI_STARS.match(line.strip())
+        if m:
+            text = m.group(1).strip()
+            if _OMPI_BOILERPLATE.match(text):
+                continue
+            if text in said:
+                break  # the next rank's copy of the same block
+            said.append(text)
+        elif said:
+            break
+    if said:
+        return ": ".join(t.rstrip(".") for t in said[:3]) + "."
+    m = _MPICH_FATAL.search(stderr or "")
+    if m:
+        return f"Fatal error in {m.group(1)}: {m.group(2).replace(', error stack', '').strip()}"
+    return None
+
+
 def explain_exit(returncode: Optional[int], stderr: str) -> str:
-    """Why a command run to its end failed: its exit status, then the rank that died."""
+    """Why a command run to its end failed: its exit status, then the rank that died and what MPI said."""
     details = []
     death = find_dead_rank(stderr)
+    mpi_said = mpi_library_error(stderr) if returncode != 0 else None
     if death is not None:
         details.append(death.killed())
-    elif returncode == 0:
+    if mpi_said:
+        details.append(f"MPI said: {mpi_said}")
+    if death is None and not mpi_said and returncode == 0:
         details.append("the program may not call MPI_Init/MPI_Finalize, or LD_PRELOAD did not reach it "
                        "(statically linked or setuid programs ignore LD_PRELOAD)")
     return exit_status(returncode) + (": " + "; ".join(details) if details else "")

@@ -7,7 +7,9 @@ Part of the Python API::
 
 CSV cells hold full-precision numbers (``report.format.machine``); a text cell that a
 spreadsheet would run as a formula (starting with = + - @, a tab or a carriage return) is
-prefixed with an apostrophe, so an imported host name cannot become a command.
+prefixed with an apostrophe, so an imported host name cannot become a command; control
+characters in text cells are shown escaped (``\\x1b``, ``fabricbench.text``), so ``export`` never
+writes a terminal escape to stdout. JSON writes them as ``\\u001b`` itself.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any, Dict, List, Sequence
 from fabricbench.errors import UsageError
 from fabricbench.report.format import machine
 from fabricbench.store.records import STAT_FIELDS
+from fabricbench.text import printable
 
 FORMATS = ("csv", "json")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -44,6 +47,7 @@ def csv_cell(value: Any) -> str:
     if isinstance(value, (list, dict)):
         value = json.dumps(value, sort_keys=True)
     if isinstance(value, str):
+        value = printable(value)
         return "'" + value if value.startswith(_FORMULA_START) else value
     return machine(value)
 

@@ -4,6 +4,10 @@ Every string in a report (labels, tags, host names, env values) reaches the page
 autoescaping; figures are embedded as ``data:`` URIs in ``<img>`` elements, so even an SVG
 cannot run script or reach the network. Markdown output escapes HTML the same way and also
 the characters that would break a table or make a link (``| [ ] ` * \\``).
+
+Every value a template prints first goes through ``fabricbench.text.printable`` (the
+environment's ``finalize``): a control character in a label or host name is shown as ``\\x1b``,
+never written raw into the page.
 """
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from typing import Optional
 import jinja2
 from markupsafe import Markup, escape
 
+from fabricbench.text import printable
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 _MD_SPECIAL = re.compile(r"([\\|\[\]`*])")
@@ -21,7 +27,7 @@ _MD_SPECIAL = re.compile(r"([\\|\[\]`*])")
 
 def md_escape(value) -> Markup:
     """Text for a Markdown table cell or paragraph: HTML-escaped (& < >), Markdown specials backslashed, one line."""
-    text = "" if value is None else str(value)
+    text = printable(value)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text).replace("\r", " ").replace("\n", " ")
     return Markup(text)
@@ -44,12 +50,19 @@ def table_rows(table) -> Markup:
         for i, cell in enumerate(row):
             cls = aligns[i] if i < len(aligns) else "r"
             if cell.style:
-                cls += " " + str(escape(cell.style))
-            title = f' title="{escape(cell.title)}"' if cell.title else ""
-            parts.append(f'<td class="{cls}"{title}>{escape(cell.text)}</td>')
+                cls += " " + str(escape(printable(cell.style)))
+            title = f' title="{escape(printable(cell.title))}"' if cell.title else ""
+            parts.append(f'<td class="{cls}"{title}>{escape(printable(cell.text))}</td>')
         parts.append("</tr>\n")
         out.append("".join(parts))
     return Markup("".join(out))
+
+
+def _finalize(value):
+    """Every printed value: markup our filters made passes (they escaped it), text is made printable."""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return printable(value)
 
 
 def _environment() -> jinja2.Environment:
@@ -59,6 +72,7 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
     env.filters["md"] = md_escape
     env.filters["md_align"] = md_align

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import sqlite3
 import uuid as _uuid
 from pathlib import Path
@@ -144,8 +145,13 @@ class Store:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         self.read_only: Optional[str] = None  # why this database can only be read, when it can only be read
+        self._checked = False  # integrity checked before the first write (SQLite)
         if self.is_sqlite:
             path = self.path
+            if path is None:
+                raise StoreError(f"{shown_url(url)} is an in-memory database, which keeps nothing: give a file "
+                                 "(e.g. --db results.db or sqlite:///PATH/results.db)")
+            _check_is_file(path)
             if path is not None:
                 self.read_only = _why_read_only(path)
                 if self.read_only is None:
@@ -213,7 +219,33 @@ class Store:
     def _write(self):
         if self.read_only is not None:
             raise StoreError(f"database {self.where} is read-only ({self.read_only}): it can be read, not written")
+        if not self._checked:
+            self.check_integrity()
         return _Guarded(self, self._writer.begin())
+
+    def check_integrity(self) -> None:
+        """Refuse to write into a damaged SQLite file: ``pragma quick_check`` once, before the first write.
+
+        Cheap where it runs: files up to QUICK_CHECK_MAX_BYTES (FABRICBENCH_QUICK_CHECK_MAX_MB) are
+        checked (about a second per few hundred MB); larger ones, and server databases, are not.
+        """
+        self._checked = True
+        path = self.path
+        if not self.is_sqlite or path is None:
+            return
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return  # not made yet: nothing to damage
+        if size == 0 or size > quick_check_max_bytes():
+            return
+        problems = _quick_check(self, path)
+        if problems:
+            shown = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+            raise StoreError(
+                f"database {path} is damaged, so nothing was written to it (sqlite quick_check: {shown}). "
+                f"Recover what it holds into a new file: sqlite3 {shlex.quote(str(path))} .recover > dump.sql && "
+                "sqlite3 recovered.db < dump.sql, then use --db recovered.db")
 
     def _read(self):
         return _Guarded(self, self._reader.connect())
@@ -656,6 +688,46 @@ class _Guarded:
             raise
         self.translation.__exit__(exc_type, exc, tb)
         return suppressed
+
+
+QUICK_CHECK_MAX_BYTES = 1 << 30
+
+
+def quick_check_max_bytes() -> int:
+    """Largest SQLite file checked before writing (FABRICBENCH_QUICK_CHECK_MAX_MB, default 1024 MB)."""
+    text = os.environ.get("FABRICBENCH_QUICK_CHECK_MAX_MB")
+    try:
+        return int(float(text) * 1e6) if text else QUICK_CHECK_MAX_BYTES
+    except ValueError:
+        return QUICK_CHECK_MAX_BYTES
+
+
+def _quick_check(store: "Store", path: Path) -> List[str]:
+    """What ``pragma quick_check`` finds wrong in `path` (empty when it is sound)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error:
+        return []  # cannot open read-only here: the write itself says why
+    try:
+        rows = conn.execute("pragma quick_check(20)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return []  # another writer holds it; its own checks apply
+        return [text]
+    finally:
+        conn.close()
+    found = [str(r[0]) for r in rows]
+    return [] if found == ["ok"] else found
+
+
+def _check_is_file(path: Path) -> None:
+    """A database path that exists must be a regular file (or a link to one)."""
+    if path.is_dir():
+        raise StoreError(f"database {path} is a directory, not a database file: give a file path "
+                         f"(e.g. --db {path / 'results.db'})")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"database {path} is not a regular file (a device, FIFO or socket): give a file path")
 
 
 def _why_read_only(path: Path) -> Optional[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
@@ -85,7 +86,8 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
     """Run command (e.g. ["mpirun", "-np", "4", "./app"]) with the profiler and read its profile.
 
     Returns (returncode, profile, reason): profile is the loaded profile, or None with reason
-    saying why none was produced (exit status, the signal that killed a rank, a timeout).
+    saying why none was produced (exit status, the signal that killed a rank, a timeout). With a
+    profile and a non-zero status, reason says why the command failed (status, rank, MPI's error).
     The command's output goes to this process's stdout/stderr. Raises NativeMissing if the
     profiler library is not built.
     """
@@ -103,8 +105,16 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
 
     # Hydra reports a dead rank on stdout: read it through (echoed) to keep its report.
     hydra = "-print-all-exitcodes" in argv
+    # Once we stop the job (a signal to fabricbench, a timeout) mpirun's reaction to being killed
+    # (Open MPI may print a 20-line backtrace) is noise before our one line: kept, not shown.
+    muted = threading.Event()
+
+    def echo(text: str) -> None:
+        if not muted.is_set():
+            sys.stderr.write(text)
+
     try:
-        job = Job(argv, env=environ, stdout=None if hydra else INHERIT, echo_stderr=sys.stderr.write,
+        job = Job(argv, env=environ, stdout=None if hydra else INHERIT, echo_stderr=echo,
                   stderr_limit=STDERR_TAIL)
     except OSError as exc:
         return ProfiledRun(None, None, f"no profile was produced: cannot start {argv[0]}: {exc.strerror or exc}")
@@ -118,7 +128,12 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         job.wait(timeout=timeout)
     except (subprocess.TimeoutExpired, TimeoutError):
         timed_out = True
+    except BaseException:  # KeyboardInterrupt from SIGINT/SIGTERM/SIGHUP: stop quietly, then say why
+        muted.set()
+        raise
     finally:
+        if job.returncode is None:
+            muted.set()
         job.stop()
     rc = job.returncode
     stderr_text = "".join([job.stderr, *said])
@@ -133,7 +148,7 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         return ProfiledRun(rc, None, f"the profile is unusable: {exc}")
     resolve_callsites(profile)
     if rc != 0:
-        return ProfiledRun(rc, profile, f"profile written to {path}, but {explain_exit(rc, stderr_text)}")
+        return ProfiledRun(rc, profile, explain_exit(rc, stderr_text))  # the profile is there: only why it failed
     return ProfiledRun(rc, profile, f"profile written to {path}")
 
 

@@ -40,6 +40,7 @@ from fabricbench.analysis.transfer import (BENCHMARK, MB, RAW, READER_METRIC, Re
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.lab.errors import LabError
 from fabricbench.lab.rates import tcp_goodput
+from fabricbench.launch.failure import ssh_unreachable
 from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
 from fabricbench.store import Measurement, Run, Store
@@ -183,9 +184,18 @@ def _probe(nodes: Nodes, node: Node, argv: Sequence[str], what: str, install: st
     """First line a tool prints about its version on `node`; TransferCannotRun when it is missing."""
     try:
         done = run_short(nodes.argv(node, argv), timeout=PROBE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except subprocess.TimeoutExpired:
+        via_ssh = nodes.argv(node, ["true"])[0] == "ssh"
+        where = f"host {node.name} does not answer through ssh" if via_ssh else f"{what} on {node.name} did not answer"
+        raise TransferCannotRun(f"{where} within {PROBE_TIMEOUT_S:.0f} s"
+                                + (f" (try: ssh {node.name} true)" if via_ssh else "")) from None
+    except OSError as exc:
         raise TransferCannotRun(f"cannot run {what} on {node.name}: {exc}") from None
     text = (done.stdout or "").strip() or (done.stderr or "").strip()
+    unreachable = ssh_unreachable(done.returncode, done.stderr) if nodes.argv(node, ["true"])[0] == "ssh" else None
+    if unreachable:
+        raise TransferCannotRun(f"cannot reach host {node.name} through ssh: {unreachable} "
+                                f"(try: ssh {node.name} true)")
     if done.returncode != 0:
         raise TransferCannotRun(f"{what} does not run on {node.name} ({text.splitlines()[-1] if text else done.returncode}); "
                                 f"install it ({install}; or scripts/install-test-deps.sh transfer)")
@@ -436,6 +446,8 @@ class Study:
         self.ports: Dict[str, int] = {}
         self.file: Dict[str, Any] = {}
         self.failed = 0
+        self.transfers = 0  # reader copies attempted
+        self.first_failure: Optional[str] = None
 
     def prepare(self, workdir: str) -> None:
         """The file and the server's config in `workdir` on the server node."""
@@ -473,6 +485,9 @@ class Study:
                             _round_timeout(self.plan, readers, self.ceilings[readers]))
         results = [judge(r, self.plan.file_size) for r in results]
         self.failed += sum(1 for r in results if not r.ok)
+        self.transfers += len(results)
+        if self.first_failure is None:
+            self.first_failure = next((f"{r.node}: {r.reason}" for r in results if not r.ok and r.reason), None)
         for s in self.servers:
             if not s.alive():
                 raise RunFailed(f"the {s.what} on {self.server.name} exited during the study: {s.daemon.log_tail()}")
@@ -528,7 +543,12 @@ def run_transfer(store: Store, nodes: Nodes, plan: TransferPlan, label: Optional
                         session.done += 1
             if progress:
                 progress(session.done, plan.rounds(), "done")
-            if study.failed:
+            if study.transfers and study.failed == study.transfers:
+                # nothing was measured: the run failed, whatever the cause (the server's link down, ...)
+                session.status = "failed"
+                session.message = (f"every reader transfer failed ({study.failed} of {study.transfers})"
+                                   + (f"; first: {study.first_failure}" if study.first_failure else ""))
+            elif study.failed:
                 session.note(f"{study.failed} reader transfer{'s' if study.failed != 1 else ''} failed "
                              "(stored with the reason, left out of the per-reader figures)")
         finally:

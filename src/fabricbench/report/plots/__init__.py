@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from fabricbench.report.format import axis_value, distinct_labels, number, size_tick
+from fabricbench.text import has_control, printable
 
 _PALETTE = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -110,8 +111,8 @@ class PlotResult:
 
 def safe_label(text: str, limit: int = 0) -> str:
     """A user string as literal legend text: no mathtext ($...$), not hidden (leading '_'), lines of
-    at most `limit` chars (wrapped at words, at most LEGEND_LINES of them)."""
-    text = str(text)
+    at most `limit` chars (wrapped at words, at most LEGEND_LINES of them), controls escaped (\\x1b)."""
+    text = printable(text)
     if limit and len(text) > limit:
         lines = textwrap.wrap(text, limit, break_long_words=True) or [text[:limit]]
         if len(lines) > LEGEND_LINES:
@@ -156,7 +157,52 @@ def colorbar_ticks(bar, ticks: Sequence[float], labels: Optional[Sequence[str]] 
     bar.ax.minorticks_off()
 
 
+def printable_figure(fig: Figure) -> None:
+    """Escape control characters in every text of `fig`: titles, labels, legends, fixed tick labels."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    for t in fig.findobj(Text):
+        s = t.get_text()
+        if has_control(s):
+            t.set_text(printable(s))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+                if isinstance(formatter, FixedFormatter) and any(has_control(x) for x in formatter.seq):
+                    formatter.seq = [printable(x) for x in formatter.seq]
+                elif isinstance(formatter, FuncFormatter) and not getattr(formatter.func, "printable", False):
+                    # set_xticks(ticks, labels) keeps the labels in a FuncFormatter
+                    formatter.func = _printable_func(formatter.func)
+
+
+def _printable_func(func):
+    def label(x, pos=None):
+        return printable(func(x, pos))
+
+    label.printable = True
+    return label
+
+
 def save_figure(fig: Figure, fmt: str) -> bytes:
+    """The figure as SVG or PNG bytes; its texts made printable, and a library's warning
+    (a glyph missing from the font, ...) re-issued with its text escaped, never shown raw."""
+    import warnings
+
+    printable_figure(fig)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = _save_figure(fig, fmt)
+    seen = set()
+    for w in caught:
+        text = printable(w.message)
+        if text not in seen:
+            seen.add(text)
+            warnings.warn(f"plot: {text}", UserWarning, stacklevel=2)
+    return data
+
+
+def _save_figure(fig: Figure, fmt: str) -> bytes:
     buf = io.BytesIO()
     if fmt == "svg":
         fig.savefig(buf, format="svg", metadata={"Date": None})
