@@ -36,8 +36,7 @@ RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
 
 
-class StoreError(FabricbenchError):
-    """The database cannot be opened, is too new, is corrupt, or a run does not exist."""
+from fabricbench.store.errors import StoreError  # noqa: E402  (defined apart: catching it needs no SQLAlchemy)
 
 
 def default_url() -> str:
