@@ -34,11 +34,11 @@ from fabricbench.launch import Launcher
 from fabricbench.launch.failure import explain_failure
 from fabricbench.launch.procs import guard, run_capture
 from fabricbench.store import Measurement, Run
+from fabricbench.workflows.scaling import OUTPUT_TAIL, RepetitionResult, launch_and_collect, study_provenance
+from fabricbench.workflows.session import RunFailed, Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
-from fabricbench.workflows.scaling import OUTPUT_TAIL, RepetitionResult, launch_and_collect, study_provenance
-from fabricbench.workflows.session import RunFailed, Session
 
 BENCHMARK = "app"
 KIND = "app"

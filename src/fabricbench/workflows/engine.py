@@ -20,14 +20,14 @@ from fabricbench.launch.mpirun import report_exits
 from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import HOST_PROBE, Measurement, Run
-
-if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
-    from fabricbench.store import Store
 from fabricbench.suite import Step
 from fabricbench.workflows import repeats
 from fabricbench.workflows.hosts import collect_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
 from fabricbench.workflows.watchdog import Watchdog, fixed_limit
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 __all__ = ["Observer", "Outcome", "RunFailed", "RunInterrupted", "measure", "engine_records", "EngineOutputError"]
 

@@ -33,10 +33,10 @@ from fabricbench.analysis import fabric_parse as parse
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch import procs
 from fabricbench.store import Run
+from fabricbench.workflows.session import Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
-from fabricbench.workflows.session import Session
 
 DISCOVERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S = 10.0

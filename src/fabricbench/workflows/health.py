@@ -18,10 +18,10 @@ from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher
 from fabricbench.workflows.engine import Observer, RunFailed, measure
 from fabricbench.store import Run
+from fabricbench.suite import Step
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
-from fabricbench.suite import Step
 
 MiB = 1 << 20
 DEFAULT_SIZE = MiB

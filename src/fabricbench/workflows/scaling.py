@@ -32,11 +32,11 @@ from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_failure
 from fabricbench.launch.procs import Job
 from fabricbench.store import Measurement, Run
+from fabricbench.workflows.hosts import collect_provenance, gather_hosts
+from fabricbench.workflows.session import RunFailed, Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
-from fabricbench.workflows.hosts import collect_provenance, gather_hosts
-from fabricbench.workflows.session import RunFailed, Session
 
 BENCHMARK = "scale"
 KIND = "scaling"

@@ -43,11 +43,11 @@ from fabricbench.lab.rates import tcp_goodput
 from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
 from fabricbench.store import Measurement, Run
+from fabricbench.launch import transfer_peer
+from fabricbench.workflows.session import RunFailed, Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
-from fabricbench.launch import transfer_peer
-from fabricbench.workflows.session import RunFailed, Session
 
 KIND = "transfer"
 PROTOCOLS = ("xrootd", RAW)
