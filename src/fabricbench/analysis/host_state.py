@@ -17,12 +17,10 @@ point is taken to follow it fully.
 from __future__ import annotations
 
 import math
+import statistics
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
-
-import numpy as np
-from scipy import stats as sps
 
 from fabricbench.report.format import number
 
@@ -80,11 +78,14 @@ def launch_figures(probes: Sequence[Dict[str, Any]], benchmark: Optional[str] = 
             out["c2c_us"].append(float(c2c))
         loops = [float(x) for x in p.get("loop_us") or [] if isinstance(x, (int, float)) and x > 0]
         if loops:
-            out["loop_us"].append(float(np.median(loops)))
+            out["loop_us"].append(float(statistics.median(loops)))
     return out
 
 
 def _shift(figure: str, a: Sequence[float], b: Sequence[float]) -> HostShift:
+    import numpy as np  # here, not at the top: `fabricbench show` imports this module and starts fast
+    from scipy import stats as sps
+
     la, lb = np.log(a), np.log(b)
     p = None
     if len(a) >= 2 and len(b) >= 2:
@@ -129,6 +130,8 @@ def sensitivity(shift: HostShift, a_launches: Sequence[float], b_launches: Seque
     """How much a point's ln figure follows the probe's ln figure, |slope| within each run's
     launches (pooled over A and B), at most 1; None when the probe did not vary within a run
     by MIXED or the point's launches do not line up with the probe's."""
+    import numpy as np
+
     dy: List[float] = []
     dc: List[float] = []
     for y, c in ((a_launches, shift.a_launches), (b_launches, shift.b_launches)):
@@ -162,7 +165,7 @@ def describe_probes(probes: Sequence[Dict[str, Any]]) -> str:
         values = figures[figure]
         if not values:
             continue
-        text = f"{names[figure]} {number(float(np.median(values)))} us"
+        text = f"{names[figure]} {number(float(statistics.median(values)))} us"
         if max(values) > 1.1 * min(values):
             text += f" ({number(min(values))} to {number(max(values))})"
         parts.append(text)

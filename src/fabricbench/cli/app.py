@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
@@ -117,6 +117,41 @@ class FabricbenchGroup(click.Group):
     """
 
     group_class = type  # subgroups (lab, db) behave the same
+    _package: Optional[str] = None  # with lazy_commands: the package of the command modules
+    _modules: Tuple[str, ...] = ()
+    _homes: Dict[str, str] = {}
+
+    def lazy_commands(self, package: str, modules: Tuple[str, ...], homes: Dict[str, str]) -> None:
+        """Import the modules defining the commands (each attaches its commands on import) only
+        when a command is looked up: the one module `homes` names for it, else all of them."""
+        self._package, self._modules, self._homes = package, tuple(modules), dict(homes)
+
+    def _import_module(self, name: str) -> None:
+        import importlib
+
+        try:
+            importlib.import_module(f"{self._package}.{name}")
+        except ModuleNotFoundError as exc:  # a family not built yet
+            if exc.name != f"{self._package}.{name}":
+                raise
+
+    def _import_all(self) -> None:
+        for name in self._modules:
+            self._import_module(name)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        if cmd_name not in self.commands and self._package is not None:
+            home = self._homes.get(cmd_name)
+            if home is not None:
+                self._import_module(home)
+            if cmd_name not in self.commands:
+                self._import_all()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> List[str]:
+        if self._package is not None:
+            self._import_all()
+        return super().list_commands(ctx)
 
     def invoke(self, ctx):
         import warnings

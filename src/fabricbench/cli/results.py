@@ -5,7 +5,7 @@ import difflib
 import json
 import sys
 from collections import OrderedDict
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 import click
 from rich.table import Table
@@ -15,7 +15,10 @@ from fabricbench.analysis.host_state import describe_probes
 from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
 from fabricbench.errors import UsageError
 from fabricbench.report import format as fmt
-from fabricbench.store import HOST_PROBE, Measurement, Run, Store
+from fabricbench.store import HOST_PROBE, Measurement, Run
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported when a command opens it, not for --help
+    from fabricbench.store import Store
 
 STATUS_STYLE = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
 STATS = ("value", "min", "median", "p99", "max", "stdev")
@@ -220,6 +223,8 @@ def db():
 @pass_state
 def db_path(state):
     """Print where the database is (it is created by the first command that stores a run)."""
+    from fabricbench.store import Store
+
     path = state.sqlite_file()
     console.print(str(path.resolve()) if path is not None else Store(state.url).where, highlight=False, markup=False)
 
@@ -228,6 +233,7 @@ def db_path(state):
 @pass_state
 def db_migrate(state):
     """Upgrade the database schema to this fabricbench's version."""
+    from fabricbench.store import Store
     from fabricbench.store.schema import SCHEMA_VERSION
 
     store = Store(state.url)

@@ -8,10 +8,13 @@ with n = calls, min and max = the fastest and slowest single call, and the bytes
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from fabricbench.analysis.profile_data import bin_range
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import Measurement, Run
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 
 def profile_measurements(profile: Dict[str, Any]) -> List[Measurement]:

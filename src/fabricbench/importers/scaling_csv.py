@@ -25,10 +25,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from fabricbench.errors import FabricbenchError
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import Measurement, Run
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 BENCHMARK = "scale"
 KIND = "scaling"

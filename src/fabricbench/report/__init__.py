@@ -23,7 +23,6 @@ from fabricbench.errors import UsageError
 from fabricbench.report.context import LoadedRun, ReportContext, ReportOptions, load_runs, loaded_from
 from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
-from fabricbench.report.render import render_html, render_markdown
 
 FORMATS = ("html", "markdown")
 
@@ -88,6 +87,8 @@ def write_report(report: Report, output: Union[str, Path], fmt: str = "html", pl
         plots_dir = output.parent / f"{output.stem}_plots"
     if plots_dir is not None:
         write_plots(report, plots_dir, relative_to=output.parent)
+    from fabricbench.report.render import render_html, render_markdown
+
     text = render_html(report) if fmt == "html" else render_markdown(report)
     return write_text(output, text)
 
@@ -96,3 +97,13 @@ __all__ = [
     "Report", "ReportOptions", "ReportContext", "LoadedRun", "build_report", "build_report_from",
     "load_runs", "loaded_from", "write_report", "write_plots", "render_html", "render_markdown", "FORMATS",
 ]
+
+
+def __getattr__(name: str):
+    """render_html and render_markdown, imported on first use: Jinja2 is for writing reports,
+    not for every module that formats a number (report.format lives in this package)."""
+    if name in ("render_html", "render_markdown"):
+        from fabricbench.report import render
+
+        return getattr(render, name)
+    raise AttributeError(f"module 'fabricbench.report' has no attribute {name!r}")

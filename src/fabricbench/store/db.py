@@ -29,16 +29,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
 from fabricbench import __version__
-from fabricbench.errors import FabricbenchError
 from fabricbench.store import migrations, schema
+from fabricbench.store.errors import StoreError  # defined apart: catching it needs no SQLAlchemy
 from fabricbench.store.records import HOST_PROBE, STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
-
-
-class StoreError(FabricbenchError):
-    """The database cannot be opened, is too new, is corrupt, or a run does not exist."""
 
 
 def default_url() -> str:

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from fabricbench.apps import AppOutputError, AppResult, Prepared, Recipe
 from fabricbench.apps.base import package_version
@@ -33,9 +33,12 @@ from fabricbench.errors import FabricbenchError
 from fabricbench.launch import Launcher
 from fabricbench.launch.failure import explain_failure
 from fabricbench.launch.procs import guard, run_capture
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import Measurement, Run
 from fabricbench.workflows.scaling import OUTPUT_TAIL, RepetitionResult, launch_and_collect, study_provenance
 from fabricbench.workflows.session import RunFailed, Session
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 BENCHMARK = "app"
 KIND = "app"

@@ -12,19 +12,22 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.launch import Launcher
 from fabricbench.launch.failure import explain_failure, launcher_line
 from fabricbench.launch.mpirun import report_exits
 from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
-from fabricbench.store import HOST_PROBE, Measurement, Run, Store
+from fabricbench.store import HOST_PROBE, Measurement, Run
 from fabricbench.suite import Step
 from fabricbench.workflows import repeats
 from fabricbench.workflows.hosts import collect_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
 from fabricbench.workflows.watchdog import Watchdog, fixed_limit
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 __all__ = ["Observer", "Outcome", "RunFailed", "RunInterrupted", "measure", "engine_records", "EngineOutputError"]
 

@@ -25,15 +25,18 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.fabric import same_fabric
 from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot
 from fabricbench.analysis import fabric_parse as parse
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch import procs
-from fabricbench.store import Run, Store
+from fabricbench.store import Run
 from fabricbench.workflows.session import Session
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 DISCOVERY_TIMEOUT_S = 60.0
 QUERY_TIMEOUT_S = 10.0

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher
 from fabricbench.workflows.engine import Observer, RunFailed, measure
-from fabricbench.store import Run, Store
+from fabricbench.store import Run
 from fabricbench.suite import Step
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 MiB = 1 << 20
 DEFAULT_SIZE = MiB

@@ -19,14 +19,18 @@ import math
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from fabricbench.store import Measurement
 from fabricbench.suite import BENCHMARKS, Step
 
 ENGINE_TIME_BUDGET = 0.2  # the engine's default --time-budget (fabricbench-mpi --help)
 LAUNCH_FIELDS = ("value", "median", "min", "max", "n", "iterations")
-_GRID = np.linspace(0.0, 1.0, 101)
+
+
+def _grid():
+    """The 101 quantile levels of a sketch (numpy imported here: `fabricbench --help` loads this module)."""
+    import numpy as np
+
+    return np.linspace(0.0, 1.0, 101)
 
 
 def schedule(steps: Sequence[Step], repeat: int) -> List[Step]:
@@ -71,6 +75,8 @@ def launches(m: Measurement) -> List[Dict[str, Any]]:
 
 def merge(stored: Measurement, new: Measurement) -> Measurement:
     """The point `stored` (one or more launches) with launch `new` added."""
+    import numpy as np
+
     before = launches(stored) or [launch_figures(stored)]
     parts = [stored, new]
     weights = [float(p.n or 1) for p in parts]
@@ -96,8 +102,8 @@ def merge(stored: Measurement, new: Measurement) -> Measurement:
         min=_extreme(min, [p.min for p in parts]),
         max=_extreme(max, [p.max for p in parts]),
         mean=mean,
-        median=float(np.interp(0.5, _GRID, merged_q)) if merged_q is not None else _weighted([p.median for p in parts], weights),
-        p99=float(np.interp(0.99, _GRID, merged_q)) if merged_q is not None else _extreme(max, [p.p99 for p in parts]),
+        median=float(np.interp(0.5, _grid(), merged_q)) if merged_q is not None else _weighted([p.median for p in parts], weights),
+        p99=float(np.interp(0.99, _grid(), merged_q)) if merged_q is not None else _extreme(max, [p.p99 for p in parts]),
         stdev=_pooled_stdev(parts, weights, mean),
         detail=detail,
     )
@@ -134,16 +140,19 @@ def _sketch(m: Measurement) -> Optional[np.ndarray]:
 
 def _mixture(qs: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
     """The 101 quantiles of a weighted mixture of distributions given by their 101 quantiles."""
+    import numpy as np
+
+    grid = _grid()
     xs = np.unique(np.concatenate(qs))
     cdf = np.zeros_like(xs)
     for q, w in zip(qs, weights):
         if q[-1] > q[0]:
-            cdf += w * np.interp(xs, q, _GRID, left=0.0, right=1.0)
+            cdf += w * np.interp(xs, q, grid, left=0.0, right=1.0)
         else:
             cdf += w * (xs >= q[0])
     cdf /= sum(weights)
     # invert the (non-decreasing) CDF: the smallest x whose CDF reaches each level
-    idx = np.searchsorted(cdf, _GRID * (1 - 1e-12), side="left")
+    idx = np.searchsorted(cdf, grid * (1 - 1e-12), side="left")
     out = xs[np.clip(idx, 0, len(xs) - 1)]
     out[0], out[-1] = xs[0], xs[-1]
     return np.maximum.accumulate(out)

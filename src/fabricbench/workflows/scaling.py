@@ -24,16 +24,19 @@ import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_failure
 from fabricbench.launch.procs import Job
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import Measurement, Run
 from fabricbench.workflows.hosts import collect_provenance, gather_hosts
 from fabricbench.workflows.session import RunFailed, Session
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 BENCHMARK = "scale"
 KIND = "scaling"

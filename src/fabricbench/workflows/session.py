@@ -25,13 +25,16 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from typing import Any, Dict, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch.procs import process_identity, signals_deferred, still_running, stop_cause
 from fabricbench.launch.slurm import allocation_facts
-from fabricbench.store import Host, Measurement, Run, Store, StoreError
+from fabricbench.store import Host, Measurement, Run, StoreError
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 OWNER = "owner"  # the provenance key naming the process that records the run
 SLURM_JOB = "slurm_job"  # the provenance key of the Slurm job the run was recorded in (SLURM_JOB_ID set)

@@ -12,12 +12,15 @@ import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from fabricbench.launch import sbatch, slurm
 from fabricbench.launch.base import LaunchError
 from fabricbench.launch.sbatch import BatchOptions
-from fabricbench.store import Run, SlurmJob, Store, StoreError
+from fabricbench.store import Run, SlurmJob, StoreError
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 GONE = "ENDED"  # a job Slurm no longer lists (past MinJobAge): it ended; its run says how
 

@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.transfer import (BENCHMARK, MB, RAW, READER_METRIC, ReaderResult, TransferSummary, judge,
                                            round_figures, summarize)
@@ -43,9 +43,12 @@ from fabricbench.lab.rates import tcp_goodput
 from fabricbench.launch.failure import ssh_unreachable
 from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
-from fabricbench.store import Measurement, Run, Store
+from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
 from fabricbench.workflows.session import RunFailed, Session
+
+if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
+    from fabricbench.store import Store
 
 KIND = "transfer"
 PROTOCOLS = ("xrootd", RAW)
