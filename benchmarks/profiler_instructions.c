@@ -1,8 +1,8 @@
 /* Instructions and time per MPI call as an application sees them, with or without
  * libfabricbench-prof; compiled and run by profiler_instructions.py.
  *
- * usage: profiler_instructions count N   (one rank, under valgrind --tool=callgrind: the
- *                                          loops below are what callgrind collects)
+ * usage: profiler_instructions count rank|sendrecv N   (one rank, under valgrind
+ *                                 --tool=callgrind: the loop is what callgrind collects)
  *        mpirun -np 2 profiler_instructions time N REPS   (prints one JSON line from rank 0)
  *
  * The loops are separate functions (never inlined) so that callgrind can count exactly
@@ -67,9 +67,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     fb_me = rank;
     long n = argc > 2 ? atol(argv[2]) : 0;
-    if (argc > 2 && strcmp(argv[1], "count") == 0 && n > 0) {
-        fb_loop_comm_rank(n);
-        fb_loop_self_sendrecv(n);
+    if (argc > 3 && strcmp(argv[1], "count") == 0 && atol(argv[3]) > 0) {
+        if (strcmp(argv[2], "rank") == 0)
+            fb_loop_comm_rank(atol(argv[3]));
+        else
+            fb_loop_self_sendrecv(atol(argv[3]));
     } else if (argc > 3 && strcmp(argv[1], "time") == 0 && n > 0 && size >= 2) {
         int reps = atoi(argv[3]);
         double rank_s = 1e30, self_s = 1e30, pp_s = 1e30, t;
@@ -84,7 +86,7 @@ int main(int argc, char **argv)
                    rank_s * 1e9, self_s * 1e9, pp_s * 1e9);
     } else {
         if (rank == 0)
-            fprintf(stderr, "usage: profiler_instructions count N | mpirun -np 2 profiler_instructions time N REPS\n");
+            fprintf(stderr, "usage: profiler_instructions count rank|sendrecv N | mpirun -np 2 profiler_instructions time N REPS\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Finalize();
