@@ -310,7 +310,7 @@ FB_INLINE void fb_record(int id, fb_span_t sp, uint64_t bytes)
 
 FB_INLINE void fb_matrix_add_sp(int layer, int world_peer, uint64_t bytes, int fast)
 {
-    if (world_peer < 0 || world_peer >= fb.world_size)
+    if ((unsigned)world_peer >= (unsigned)fb.world_size) /* also MPI_PROC_NULL, -1: none */
         return;
     fb_cell_t *c = &fb.matrix[(size_t)layer * (size_t)fb.world_size + (size_t)world_peer];
     if (fast || FB_LIKELY(!fb.threaded)) {
