@@ -819,8 +819,8 @@ void fb_init(void)
     fb_main_thread = pthread_self();
     fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
     me->main = 1;
-    fb_tls.idle = 0; /* its calls take the fast path */
-    fb_depth = 0;
+    fb_depth -= fb_tls.idle; /* its calls take the fast path: idle is 0 (nesting kept, as */
+    fb_tls.idle = 0;         /* when MPICH's Fortran MPI_INIT calls the C MPI_Init here) */
 
     fb.main_tid = (long)syscall(SYS_gettid);
     fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
