@@ -157,3 +157,18 @@ def test_threads_in_mpi_at_once_never_give_a_share_over_100_percent(tmp_path):
         assert part["percent_mpi"] <= 100.0 + 1e-9
         for call in part["top_calls"]:
             assert call["percent_mpi"] <= 100.0 + 1e-9 and call["percent_wall"] <= 100.0 + 1e-9
+
+
+@pytest.mark.mpi
+def test_profile_keep_at_a_fifo_says_where_the_profile_is(program, cli, db_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    fifo = tmp_path / "keep.json"
+    os.mkfifo(fifo)
+    proc = cli("profile", "--keep", str(fifo), "--", *mpirun_argv(2, program))
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("keep.json.tmp.")]
+    assert len(kept) == 1
+    assert "profile stored as run 1" in proc.stdout
+    assert f"--keep: profile kept at {kept[0]}: {fifo} is a FIFO" in proc.stdout.replace("\n", " ")
+    assert "Traceback" not in proc.stderr
