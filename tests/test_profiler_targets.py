@@ -172,3 +172,14 @@ def test_profile_keep_at_a_fifo_says_where_the_profile_is(program, cli, db_path,
     assert "profile stored as run 1" in proc.stdout
     assert f"--keep: profile kept at {kept[0]}: {fifo} is a FIFO" in proc.stdout.replace("\n", " ")
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.mpi
+def test_a_datatype_freed_while_recording_is_off_is_not_sized_from_the_cache(program, tmp_path):
+    exe = tmp_path / "type_reuse"
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(DATA / "type_reuse.c")], check=True, timeout=TIMEOUT)
+    rc, profile, reason = run_profiled(mpirun_argv(2, exe), tmp_path / "profile.json", timeout=TIMEOUT)
+    assert rc == 0 and profile is not None, reason
+    sends = sorted((row[2], row[3], row[4]) for row in profile["calls"] if row[0] == 0 and row[1] == "MPI_Send")
+    assert sends == [(4, 1, 8), (5, 1, 16)]  # (size bin, count, bytes): 8 B, then 16 B
+    assert not [row for row in profile["calls"] if row[1] == "MPI_Type_free"]  # made while recording was off

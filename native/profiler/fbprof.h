@@ -740,12 +740,12 @@ FB_INLINE void fb_rec_winnew(int id, fb_span_t sp, int is_f, MPI_Comm comm, MPI_
         fb_win_created(newwin, comm);
 }
 
-/* MPI_Type_free: a handle freed may come back for another type. */
+/* MPI_Type_free: a 0-byte call; its wrapper has made the datatype size cache forget
+ * every handle (gen_wrappers.py: forget_sizes), recorded or not. */
 FB_INLINE void fb_rec_typefree(int id, fb_span_t sp, int is_f)
 {
     FB_UNUSED(is_f);
     fb_record(id, sp, 0);
-    fb_type_sizes_forget();
 }
 
 FB_INLINE void fb_rec_commnew(int id, fb_span_t sp, int is_f, MPI_Comm newcomm)

@@ -234,6 +234,12 @@ def f_param(arg: Arg) -> str:
 
 # ------------------------------------------------------------------ C wrappers
 
+def forget_sizes(call: Call) -> List[str]:
+    """MPI_Type_free: the datatype size cache forgets every handle first, whether or not the
+    call is recorded (recording off, nested), since the handle may come back for another type."""
+    return ["    fb_type_sizes_forget();"] if call.kind == "typefree" else []
+
+
 def c_wrapper(call: Call) -> str:
     names = ", ".join(a.name for a in call.args)
     # Exported whatever mpi.h says: Open MPI declares its calls visible, MPICH does not.
@@ -267,7 +273,7 @@ def c_wrapper(call: Call) -> str:
              "    return fb_rc;",
              "}",
              ""]
-    lines = slow + [head.rstrip("\n"),
+    lines = slow + [head.rstrip("\n")] + forget_sizes(call) + [
              "    if (FB_UNLIKELY(!fb_enter_fast()))",
              f"        return fb_slow_{call.name}(__builtin_return_address(0){', ' + names if names else ''});"]
     lines += before
@@ -320,6 +326,7 @@ def fortran_wrappers(call: Call, family: str) -> str:
         out += [f"    void (*const fb_real)({plist}) = {ompi} ? {ompi} : {mpich};"]
     out += [f"    if (FB_UNLIKELY(!{real}))",
             f"        fb_fortran_missing(\"{real if family == 'f77' else ompi}\");"]
+    out += forget_sizes(call)
     if call.kind == "init":
         out += ["    fb_depth++;", f"    {real}({args});", "    fb_depth--;", "    fb_init();"]
     elif call.kind == "finalize":
