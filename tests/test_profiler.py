@@ -375,7 +375,7 @@ def test_one_table_line_makes_c_and_fortran_wrappers(tmp_path):
     assert gen.main(["gen", str(table), str(tmp_path / "out")]) == 0
     source = (tmp_path / "out" / "fb_wrappers.c").read_text()
     assert "int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)" in source
-    assert "fb_rec_send(FB_ID_MPI_Send, fb_dt, 0, count, datatype, dest, comm);" in source
+    assert "fb_rec_send(FB_ID_MPI_Send, fb_sp, 0, count, datatype, dest, comm);" in source
     for symbol in ("mpi_send_(", "mpi_send__(", "MPI_SEND(", "mpi_send_f08_("):
         assert symbol in source
     assert "PMPI_Comm_f2c(*comm)" in source and "PMPI_Type_f2c(*datatype)" in source

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -28,12 +29,13 @@
 #define FB_SYMBOL 96
 
 FB_HIDDEN fb_state_t fb;
-FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
-FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
-FB_HIDDEN _Thread_local fb_current_t fb_cur __attribute__((tls_model("initial-exec")));
+FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec"))) = {FB_UNCLAIMED, FB_IDLE_SLOW, NULL};
 
 static int fb_thread_level;
 static pthread_t fb_main_thread;
+
+static void fb_busy_enter(void);
+static void fb_busy_leave(void);
 
 /* ------------------------------------------------------------------ threads
  * Each thread that calls MPI gets a slot for its MPI time on its first call. With
@@ -54,6 +56,10 @@ fb_thread_t *fb_thread_claim(void)
         __atomic_store_n(&fb_thread_slots[i].shared, 1, __ATOMIC_RELAXED);
     }
     fb_self = &fb_thread_slots[i];
+    if (fb_depth >= FB_UNCLAIMED) {
+        fb_depth += FB_IDLE_SLOW - FB_UNCLAIMED;
+        fb_tls.idle = FB_IDLE_SLOW;
+    }
     /* MPI_THREAD_SINGLE and FUNNELED allow MPI calls from the main thread only. */
     if (fb.initialized && !pthread_equal(pthread_self(), fb_main_thread) && fb_thread_level < MPI_THREAD_SERIALIZED)
         __atomic_store_n(&fb_self->outside_level, 1, __ATOMIC_RELAXED);
@@ -61,22 +67,70 @@ fb_thread_t *fb_thread_claim(void)
 }
 
 /* A call before MPI_Init: counted (no table or clock is set up yet), reported apart. */
-void fb_before_init(int id)
+static void fb_before_init(int id)
 {
     __atomic_fetch_add(&fb.before_init[id], 1, __ATOMIC_RELAXED);
 }
 
+/* fb_enter's other cases: the thread's first call (its slot is claimed), MPI_THREAD_MULTIPLE
+ * (the count of threads inside MPI), a nested call or recording off (nothing), a call
+ * before MPI_Init (counted). */
+int fb_enter_slow(int id)
+{
+    if (FB_UNLIKELY(fb_depth >= FB_UNCLAIMED))
+        fb_thread_claim();
+    if (fb_depth != fb_tls.idle)
+        return 0;
+    if (fb.on) {
+        fb_depth = 1;
+        if (fb.threaded)
+            fb_busy_enter();
+        return 1;
+    }
+    if (!fb.initialized)
+        fb_before_init(id);
+    return 0;
+}
+
+static inline void fb_add(uint64_t *p, uint64_t v)
+{
+    if (FB_LIKELY(!fb.threaded))
+        *p += v;
+    else
+        __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static inline void fb_atomic_max(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+
+static inline void fb_minmax(uint64_t *min, uint64_t *max, uint64_t dt)
+{
+    if (FB_LIKELY(!fb.threaded)) {
+        if (dt < *min) *min = dt;
+        if (dt > *max) *max = dt;
+    } else {
+        uint64_t cur = __atomic_load_n(min, __ATOMIC_RELAXED);
+        while (dt < cur && !__atomic_compare_exchange_n(min, &cur, dt, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+        fb_atomic_max(max, dt);
+    }
+}
+
 /* ------------------------------------------------------------------ time windows
- * The fast path (fb_window_add) handles a call inside one existing window; here the
- * windows grow (pairs merge, the length doubles) and a call spreads its time over the
- * windows it ran through (its count, bytes and size go to the window it started in).
+ * Calls reach the windows through their slot (fb_slot_flush: the slot's totals of one
+ * window), or one by one (fb_window_direct: under MPI_THREAD_MULTIPLE, a call that ran
+ * through several windows, a call whose slot found no place). Here the windows grow
+ * (pairs merge, the length doubles) and a call spreads its time over the windows it ran
+ * through (its count, bytes and size go to the window it started in).
  * Under MPI_THREAD_MULTIPLE a call recorded by another thread while pairs merge may land
  * in a neighbouring window; the per-call totals are not affected. */
 
 static pthread_mutex_t fb_win_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The call's window column + 1, given out on its first call on this rank. */
-unsigned fb_window_column(int id)
+static unsigned fb_window_column(int id)
 {
     pthread_mutex_lock(&fb_win_lock);
     unsigned col = fb.win_col[id];
@@ -109,7 +163,7 @@ static void fb_window_grow(uint64_t rel)
     }
 }
 
-void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin)
+static void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin)
 {
     unsigned col = __atomic_load_n(&fb.win_col[id], __ATOMIC_ACQUIRE);
     if (col == 0)
@@ -135,7 +189,36 @@ void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigne
         pthread_mutex_unlock(&fb_win_lock);
 }
 
-void fb_busy_enter(void)
+/* A call, or a slot's calls of one window, into the window w started in (w in range). */
+static void fb_window_cell_add(int id, uint64_t w, uint64_t count, uint64_t ticks, uint64_t bytes, unsigned bin)
+{
+    unsigned col = __atomic_load_n(&fb.win_col[id], __ATOMIC_ACQUIRE);
+    if (FB_UNLIKELY(col == 0))
+        col = fb_window_column(id);
+    fb_wcell_t *c = &fb.windows[w * FB_WCOLS + col - 1];
+    uint64_t bit = 1ull << (bin < 63 ? bin : 63);
+    fb_add(&c->count, count);
+    fb_add(&c->ticks, ticks);
+    fb_add(&c->bytes, bytes);
+    if (FB_LIKELY(!fb.threaded))
+        c->bins |= bit;
+    else
+        __atomic_fetch_or(&c->bins, bit, __ATOMIC_RELAXED);
+}
+
+/* One call into the window it started in, or spread over those it ran through. */
+static void fb_window_direct(int id, uint64_t t0, uint64_t dt, uint64_t bytes, unsigned bin)
+{
+    uint64_t rel = t0 > fb.win_origin ? t0 - fb.win_origin : 0;
+    unsigned shift = __atomic_load_n(&fb.win_shift, __ATOMIC_ACQUIRE);
+    uint64_t w = rel >> shift;
+    if (FB_UNLIKELY(w != (rel + dt) >> shift || w >= FB_NWIN))
+        fb_window_spread(id, rel, dt, bytes, bin);
+    else
+        fb_window_cell_add(id, w, 1, dt, bytes, bin);
+}
+
+static void fb_busy_enter(void)
 {
     pthread_mutex_lock(&fb_busy_lock);
     if (fb_busy_inside++ == 0)
@@ -143,12 +226,165 @@ void fb_busy_enter(void)
     pthread_mutex_unlock(&fb_busy_lock);
 }
 
-void fb_busy_leave(void)
+static void fb_busy_leave(void)
 {
     pthread_mutex_lock(&fb_busy_lock);
     if (--fb_busy_inside == 0)
         fb_busy_ticks += fb_now() - fb_busy_since;
     pthread_mutex_unlock(&fb_busy_lock);
+}
+
+/* ------------------------------------------------------------------ slots
+ * The fast path (fb_record in fbprof.h) adds a call to its slot when the slot exists and
+ * the call ends inside the slot's current window. Otherwise, here: find or claim the slot,
+ * move its window's totals into the windows (fb_slot_flush), and start its next window
+ * with this call (or spread a call that ran through several windows). */
+
+static inline int fb_key_call(uint64_t key) { return (int)((key >> 48) & 0x1ff) - 1; }
+static inline unsigned fb_key_bin(uint64_t key) { return (unsigned)(key >> 57); }
+
+static void fb_slot_flush(fb_slot_t *s)
+{
+    if (s->count == 0 && s->ticks == 0)
+        return;
+    uint64_t rel = s->wstart > fb.win_origin ? s->wstart - fb.win_origin : 0;
+    uint64_t w = rel >> fb.win_shift; /* the windows only ever grow: still in range */
+    fb_window_cell_add(fb_key_call(s->key), w < FB_NWIN ? w : FB_NWIN - 1, s->count, s->ticks, s->bytes,
+                       fb_key_bin(s->key));
+    fb_total_t *t = &fb.totals[s - fb.slots];
+    t->count += s->count;
+    t->ticks += s->ticks;
+    t->bytes += s->bytes;
+    s->count = s->ticks = s->bytes = 0;
+}
+
+/* The slot of key: found, or claimed (atomically under MPI_THREAD_MULTIPLE); NULL if none
+ * is free within FB_SLOT_PROBES. */
+static fb_slot_t *fb_slot_find(uint64_t key)
+{
+    unsigned h = fb_slot_hash(key);
+    for (unsigned p = 0; p < FB_SLOT_PROBES; p++) {
+        fb_slot_t *s = &fb.slots[(h + p) & (FB_NSLOTS - 1)];
+        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
+        if (k == key)
+            return s;
+        if (k != 0)
+            continue;
+        if (!fb.threaded) {
+            s->key = key;
+            return s;
+        }
+        if (__atomic_compare_exchange_n(&s->key, &k, key, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) || k == key)
+            return s;
+    }
+    return NULL;
+}
+
+/* A call whose slot found no place: the [call][size bin] table and the windows directly. */
+static void fb_record_unslotted(int id, uint64_t t0, uint64_t dt, uint64_t bytes, unsigned bin)
+{
+    fb_stat_t *st = &fb.stats[(unsigned)id * FB_NBINS + bin];
+    fb_add(&st->count, 1);
+    fb_add(&st->ticks, dt);
+    fb_add(&st->bytes, bytes);
+    if (!fb.threaded) { /* the table keeps the minimum itself (UINT64_MAX: none yet) */
+        if (dt < st->min) st->min = dt;
+        if (dt > st->max) st->max = dt;
+    } else {
+        uint64_t cur = __atomic_load_n(&st->min, __ATOMIC_RELAXED);
+        while (dt < cur && !__atomic_compare_exchange_n(&st->min, &cur, dt, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+        fb_atomic_max(&st->max, dt);
+    }
+    fb_window_direct(id, t0, dt, bytes, bin);
+    fb_add(&fb.sites_dropped, 1);
+}
+
+void fb_record_slow(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t key)
+{
+    (void)ra; /* in the key */
+    fb_span_t sp = {ra, t0, t1, 0};
+    uint64_t dt = sp.t1 - sp.t0;
+    unsigned bin = fb_key_bin(key);
+    fb_slot_t *s = fb_slot_find(key);
+    if (!s) {
+        fb_record_unslotted(id, sp.t0, dt, bytes, bin);
+        return;
+    }
+    fb_minmax(&s->min, &s->max, dt);
+    if (sp.t1 < s->wend) { /* found after a probe: the fast path's work */
+        s->count++;
+        s->ticks += dt;
+        s->bytes += bytes;
+        return;
+    }
+    fb_slot_flush(s);
+    uint64_t rel0 = sp.t0 > fb.win_origin ? sp.t0 - fb.win_origin : 0, rel1 = rel0 + dt;
+    if ((rel1 >> fb.win_shift) >= FB_NWIN)
+        fb_window_grow(rel1);
+    unsigned shift = fb.win_shift;
+    if ((rel0 >> shift) == (rel1 >> shift)) {
+        s->wstart = fb.win_origin + ((rel0 >> shift) << shift);
+        s->wend = s->wstart + (1ull << shift);
+        s->count = 1;
+        s->ticks = dt;
+        s->bytes = bytes;
+    } else { /* it ran through several windows: spread now, the next call starts a window */
+        s->wend = 0;
+        fb_window_spread(id, rel0, dt, bytes, bin);
+        fb_total_t *t = &fb.totals[s - fb.slots];
+        t->count++;
+        t->ticks += dt;
+        t->bytes += bytes;
+    }
+}
+
+/* MPI_THREAD_MULTIPLE: every call to its slot's totals and its window, with atomic adds. */
+void fb_record_mt(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes)
+{
+    fb_span_t sp = {ra, t0, t1, 0};
+    fb_busy_leave();
+    uint64_t dt = sp.t1 - sp.t0;
+    fb_thread_t *me = fb_self;
+    __atomic_fetch_add(&me->ticks, dt, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&me->calls, 1, __ATOMIC_RELAXED);
+    unsigned bin = fb_bin(bytes);
+    fb_slot_t *s = fb_slot_find(fb_slot_key(id, sp.ra, bin));
+    if (!s) {
+        fb_record_unslotted(id, sp.t0, dt, bytes, bin);
+        return;
+    }
+    fb_total_t *t = &fb.totals[s - fb.slots];
+    __atomic_fetch_add(&t->count, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->ticks, dt, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->bytes, bytes, __ATOMIC_RELAXED);
+    fb_minmax(&s->min, &s->max, dt);
+    fb_window_direct(id, sp.t0, dt, bytes, bin);
+}
+
+/* ------------------------------------------------------------------ datatype sizes */
+
+uint64_t fb_type_size_slow(MPI_Datatype type)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return 0;
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    uint64_t key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    /* Shared by threads only under MPI_THREAD_MULTIPLE, which does without the cache. */
+    if (key != 0 && fb.tsizes && !fb.threaded) {
+        fb_tsize_t *e = &fb.tsizes[(key * 0x9E3779B97F4A7C15ull) >> 58];
+        e->key = key;
+        e->size = (uint64_t)size;
+    }
+    return (uint64_t)size;
+}
+
+void fb_type_sizes_forget(void)
+{
+    if (fb.tsizes && !fb.threaded)
+        memset(fb.tsizes, 0, FB_NTSIZES * sizeof *fb.tsizes);
 }
 
 /* ------------------------------------------------------------------ handle tables
@@ -557,9 +793,14 @@ void fb_init(void)
     fb.world.world = malloc((size_t)fb.world_size * sizeof(int));
     fb_handles = calloc(FB_TABLE_SLOTS, sizeof *fb_handles);
     fb_reqs = calloc(FB_TABLE_SLOTS, sizeof *fb_reqs);
-    fb.sites = calloc(FB_NSITES, sizeof *fb.sites);
+    fb.slots = aligned_alloc(64, FB_NSLOTS * sizeof *fb.slots);
+    for (size_t i = 0; fb.slots && i < FB_NSLOTS; i++)
+        fb.slots[i] = (fb_slot_t){.min = UINT64_MAX};
+    fb.totals = calloc(FB_NSLOTS, sizeof *fb.totals);
+    fb.tsizes = calloc(FB_NTSIZES, sizeof *fb.tsizes);
     fb.windows = calloc((size_t)FB_NWIN * FB_WCOLS, sizeof *fb.windows);
-    if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs || !fb.sites || !fb.windows) {
+    if (!fb.stats || !fb.matrix || !fb.world.world || !fb_handles || !fb_reqs || !fb.slots || !fb.totals || !fb.tsizes ||
+        !fb.windows) {
         fprintf(stderr, "libfabricbench-prof: out of memory at MPI_Init; profiling is off\n");
         return;
     }
@@ -578,6 +819,8 @@ void fb_init(void)
     fb_main_thread = pthread_self();
     fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
     me->main = 1;
+    fb_depth -= fb_tls.idle; /* its calls take the fast path: idle is 0 (nesting kept, as */
+    fb_tls.idle = 0;         /* when MPICH's Fortran MPI_INIT calls the C MPI_Init here) */
 
     fb.main_tid = (long)syscall(SYS_gettid);
     fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
@@ -586,7 +829,7 @@ void fb_init(void)
     fb.init_tick = fb_now();
     fb.win_origin = fb.init_tick;
     fb.win_shift = FB_WIN_SHIFT0;
-    fb.on = 1;
+    fb.on = fb.threaded || !fb.use_tsc ? 2 : 1;
 }
 
 /* MPI_Pcontrol(level) marks a phase boundary; level 0 also stops recording until the next
@@ -601,7 +844,7 @@ void fb_pcontrol(int level)
     int i = __atomic_fetch_add(&fb_nmarks, 1, __ATOMIC_RELAXED);
     if (i < FB_NMARKS)
         fb_marks[i] = (fb_mark_t){fb_now(), level};
-    fb.on = level != 0;
+    fb.on = level == 0 ? 0 : fb.threaded || !fb.use_tsc ? 2 : 1;
 }
 
 /* ------------------------------------------------------------------ aggregation */
@@ -1005,6 +1248,61 @@ static FILE *fb_create_private(const char *path, char *tmp, size_t len)
     return NULL;
 }
 
+/* What stands at path, when it is not something the profile may replace: NULL if path is
+ * absent or a regular file of this user (lstat: a symbolic link is not followed). */
+static const char *fb_target_refusal(const char *path, char *buf, size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return NULL;
+        snprintf(buf, len, "cannot be checked (%s)", strerror(errno));
+        return buf;
+    }
+    if (S_ISREG(st.st_mode)) {
+        if (st.st_uid == geteuid())
+            return NULL;
+        snprintf(buf, len, "a file owned by another user (uid %lu)", (unsigned long)st.st_uid);
+        return buf;
+    }
+    return S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISCHR(st.st_mode) ? "a character device"
+         : S_ISBLK(st.st_mode) ? "a block device" : S_ISFIFO(st.st_mode) ? "a FIFO"
+         : S_ISSOCK(st.st_mode) ? "a socket" : S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
+}
+
+/* Moves the finished profile from tmp to path, only over nothing or a regular file of this
+ * user; anything else (a device, a FIFO, a socket, a symbolic link, someone else's file)
+ * is left as it is and the profile stays at tmp, which stderr names. */
+static void fb_place_profile(const char *tmp, const char *path)
+{
+    char why[160];
+    const char *refusal = fb_target_refusal(path, why, sizeof why);
+    if (!refusal) {
+        struct stat st;
+        int rc, absent = lstat(path, &st) != 0 && errno == ENOENT;
+#ifdef SYS_renameat2
+        /* Nothing there: take the name only while it is still free (RENAME_NOREPLACE). */
+        rc = absent ? (int)syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, 1u) : rename(tmp, path);
+        if (rc != 0 && absent && errno == EEXIST) /* something came meanwhile: check it again */
+            rc = (refusal = fb_target_refusal(path, why, sizeof why)) ? -1 : rename(tmp, path);
+        else if (rc != 0 && absent && (errno == EINVAL || errno == ENOSYS)) /* no renameat2 here */
+            rc = rename(tmp, path);
+#else
+        (void)absent;
+        rc = rename(tmp, path);
+#endif
+        if (rc == 0)
+            return;
+        if (!refusal) {
+            fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s; the profile is kept at %s\n", path,
+                    strerror(errno), tmp);
+            return;
+        }
+    }
+    fprintf(stderr, "libfabricbench-prof: the profile is kept at %s: %s is %s, not a regular file of this user, "
+                    "and was left unchanged\n", tmp, path, refusal);
+}
+
 /* Rank 0: the profile is written whole under a private temporary name in the target's
  * folder, then renamed into place, so no half-written (or foreign) file ever stands at path. */
 static void fb_write_profile(const char *path, const fb_gathered_t *g)
@@ -1022,9 +1320,8 @@ static void fb_write_profile(const char *path, const fb_gathered_t *g)
     if (fclose(f) != 0 || bad) {
         fprintf(stderr, "libfabricbench-prof: writing the profile %s failed: %s\n", tmp, strerror(bad ? saved : errno));
         unlink(tmp);
-    } else if (rename(tmp, path) != 0) {
-        fprintf(stderr, "libfabricbench-prof: cannot move the profile to %s: %s\n", path, strerror(errno));
-        unlink(tmp);
+    } else {
+        fb_place_profile(tmp, path);
     }
 }
 
@@ -1072,26 +1369,72 @@ static int fb_module_index(const char *path, int *n)
     return (*n)++;
 }
 
+/* Every slot's calls into the windows and the [call][size bin] table (MPI_Finalize). */
+static void fb_slots_fold(void)
+{
+    for (size_t i = 0; i < FB_NSLOTS; i++) {
+        fb_slot_t *s = &fb.slots[i];
+        if (!s->key)
+            continue;
+        fb_slot_flush(s);
+        const fb_total_t *t = &fb.totals[i];
+        if (!t->count)
+            continue;
+        fb_stat_t *st = &fb.stats[(unsigned)fb_key_call(s->key) * FB_NBINS + fb_key_bin(s->key)];
+        st->count += t->count;
+        st->ticks += t->ticks;
+        st->bytes += t->bytes;
+        if (s->min < st->min) st->min = s->min;
+        if (s->max > st->max) st->max = s->max;
+    }
+}
+
+static int fb_site_order(const void *a, const void *b)
+{
+    uint64_t x = fb.slots[*(const uint32_t *)a].key & FB_SLOT_SITE_MASK;
+    uint64_t y = fb.slots[*(const uint32_t *)b].key & FB_SLOT_SITE_MASK;
+    return x < y ? -1 : x > y;
+}
+
+/* A call site is (call, return address): the sum of its slots over the size bins. */
 static fb_site_out_t *fb_sites_out(fb_rank_info_t *me, double tick_seconds)
 {
     size_t used = 0;
-    for (size_t i = 0; i < FB_NSITES; i++)
-        used += fb.sites[i].key != 0;
+    for (size_t i = 0; i < FB_NSLOTS; i++)
+        used += fb.slots[i].key != 0 && fb.totals[i].count != 0;
+    uint32_t *order = malloc((used ? used : 1) * sizeof *order);
     fb_site_out_t *out = calloc(used ? used : 1, sizeof *out);
+    if (!order) {
+        free(out);
+        out = NULL;
+    }
+    size_t nslots = 0;
+    for (size_t i = 0; out && i < FB_NSLOTS; i++)
+        if (fb.slots[i].key != 0 && fb.totals[i].count != 0)
+            order[nslots++] = (uint32_t)i;
+    if (out)
+        qsort(order, nslots, sizeof *order, fb_site_order);
     char exe[FB_PATH] = "";
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
     int nmod = 0;
     size_t k = 0;
-    for (size_t i = 0; out && i < FB_NSITES; i++) {
-        const fb_site_t *s = &fb.sites[i];
-        if (!s->key)
-            continue;
-        uintptr_t ra = (uintptr_t)(s->key & ((1ull << 48) - 1));
+    for (size_t n = 0; out && n < nslots;) {
+        uint64_t site = fb.slots[order[n]].key & FB_SLOT_SITE_MASK;
+        uint64_t count = 0, ticks = 0, bytes = 0, min = UINT64_MAX, max = 0;
+        for (; n < nslots && (fb.slots[order[n]].key & FB_SLOT_SITE_MASK) == site; n++) {
+            const fb_slot_t *s = &fb.slots[order[n]];
+            const fb_total_t *t = &fb.totals[order[n]];
+            count += t->count;
+            ticks += t->ticks;
+            bytes += t->bytes;
+            if (s->min < min) min = s->min;
+            if (s->max > max) max = s->max;
+        }
+        uintptr_t ra = (uintptr_t)(site & ((1ull << 48) - 1));
         fb_site_out_t *o = &out[k++];
-        *o = (fb_site_out_t){(int32_t)(s->key >> 48) - 1, -1, ra, s->count, s->bytes,
-                             (double)s->ticks * tick_seconds, (double)~s->nmin * tick_seconds,
-                             (double)s->max * tick_seconds, ""};
+        *o = (fb_site_out_t){fb_key_call(site), -1, ra, count, bytes, (double)ticks * tick_seconds,
+                             (double)min * tick_seconds, (double)max * tick_seconds, ""};
         Dl_info info;
         struct link_map *lm = NULL;
         if (dladdr1((void *)ra, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
@@ -1104,6 +1447,7 @@ static fb_site_out_t *fb_sites_out(fb_rank_info_t *me, double tick_seconds)
                          (unsigned long)(ra - (uintptr_t)info.dli_saddr));
         }
     }
+    free(order);
     me->n_sites = out ? (int32_t)k : 0;
     me->n_modules = nmod;
     me->sites_dropped = fb.sites_dropped;
@@ -1140,6 +1484,28 @@ static void fb_marks_out(fb_rank_info_t *me, double tick_seconds)
         me->mark_level[i] = fb_marks[i].level;
     }
     me->n_marks = n;
+}
+
+/* The MPI_Init thread's fast-path calls are in the slots only: its time is what the
+ * calls add up to beyond the time every thread kept itself. */
+static void fb_main_thread_time(void)
+{
+    uint64_t ticks = 0, calls = 0, kept_ticks = 0, kept_calls = 0;
+    for (size_t i = 0; i < (size_t)FB_NCALLS * FB_NBINS; i++) {
+        ticks += fb.stats[i].ticks;
+        calls += fb.stats[i].count;
+    }
+    fb_thread_t *main_slot = NULL;
+    for (int t = 0; t < FB_MAX_THREADS && t < fb.nthreads; t++) {
+        kept_ticks += fb_thread_slots[t].ticks;
+        kept_calls += fb_thread_slots[t].calls;
+        if (fb_thread_slots[t].main && !main_slot)
+            main_slot = &fb_thread_slots[t];
+    }
+    if (main_slot && ticks > kept_ticks && calls > kept_calls) {
+        main_slot->ticks += ticks - kept_ticks;
+        main_slot->calls += calls - kept_calls;
+    }
 }
 
 void fb_finalize(void)
@@ -1184,6 +1550,7 @@ void fb_finalize(void)
     me.cpus_allowed = fb_cpus_allowed();
     fb_machine_id(me.machine, sizeof me.machine);
 
+    fb_slots_fold();
     size_t n = (size_t)FB_NCALLS * FB_NBINS, used = 0;
     for (size_t i = 0; i < n; i++)
         used += fb.stats[i].count != 0;
@@ -1199,6 +1566,7 @@ void fb_finalize(void)
         me.calls_time += (double)s->ticks * tick_seconds;
     }
     me.n_entries = mine ? (int32_t)k : 0;
+    fb_main_thread_time();
     me.nthreads = fb.nthreads;
     for (int t = 0; t < FB_MAX_THREADS && t < fb.nthreads; t++) {
         me.thread_time[t] = (double)fb_thread_slots[t].ticks * tick_seconds;

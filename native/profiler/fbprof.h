@@ -3,7 +3,15 @@
  *
  * The hot path (fb_enter, fb_now, fb_rec_*) allocates nothing and takes no lock: it
  * adds to a table sized at MPI_Init. Atomic adds are used only when the application
- * asked for MPI_THREAD_MULTIPLE. */
+ * asked for MPI_THREAD_MULTIPLE.
+ *
+ * What one call costs beyond PMPI (benchmarks/profiler_instructions.py counts it): the
+ * shared state it reads is the first cache line of fb (on, threaded, the slot table), the
+ * thread's own state is thread-local, and everything it records goes to one 64-byte slot
+ * keyed by (call, call site, size bin). The slot holds the call's totals for the current
+ * time window; only when a call ends past that window, or the slot is new, does the slow
+ * path (fb_record_slow) move them into the time windows and the slot's totals. The
+ * [call][size bin] table and the call sites are summed from the slots at MPI_Finalize. */
 #ifndef FBPROF_H
 #define FBPROF_H
 
@@ -13,6 +21,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -26,6 +35,8 @@
 #define FB_EXPORT __attribute__((visibility("default")))
 #define FB_LIKELY(x) __builtin_expect(!!(x), 1)
 #define FB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* The hot path is inlined into each wrapper whatever the compiler would choose. */
+#define FB_INLINE static inline __attribute__((always_inline))
 
 /* Message-size bins: bin 0 holds 0-byte calls, bin b >= 1 holds [2^(b-1), 2^b - 1] bytes. */
 #define FB_NBINS 65
@@ -33,10 +44,19 @@
 /* Threads whose MPI time is kept apart; any later thread shares the last slot. */
 #define FB_MAX_THREADS 64
 
-/* Call sites (call, caller's return address): a fixed open-addressing table per rank. A
- * site that finds no free slot within FB_SITE_PROBES is counted in sites_dropped only. */
-#define FB_NSITES 4096 /* power of two */
-#define FB_SITE_PROBES 8
+/* Slots (call, caller's return address, size bin): a fixed open-addressing table per rank.
+ * A call whose slot finds no free place within FB_SLOT_PROBES goes to the [call][size bin]
+ * table and the windows directly, and its site is counted in sites_dropped only. */
+#define FB_SLOT_BITS 14
+#define FB_NSLOTS (1u << FB_SLOT_BITS) /* 16384 x 64 bytes = 1 MiB per rank */
+#define FB_SLOT_PROBES 8
+#define FB_SLOT_SITE_MASK ((1ull << 57) - 1) /* the key without its size bin: the call site */
+
+/* A thread's fb_depth before its first MPI call (fb_enter_slow claims its slot then), and
+ * when it is outside MPI: 0 for the thread that called MPI_Init (its calls take the fast
+ * path), FB_IDLE_SLOW for any other (its calls take fb_enter_slow, which keeps its time). */
+#define FB_UNCLAIMED 0x40000000
+#define FB_IDLE_SLOW 2
 
 /* Time windows: FB_NWIN windows of 2^win_shift ticks each, per call. When a call ends past
  * the last window, pairs of windows merge and the length doubles: memory stays fixed. A
@@ -62,11 +82,32 @@ typedef struct {
     uint64_t msgs, bytes;
 } fb_cell_t;
 
-/* A call site: key = return address | (call id + 1) << 48 (0: free). nmin is the bitwise
- * NOT of the shortest call, so that a zeroed slot needs no set-up. */
+/* A slot: key = return address | (call id + 1) << 48 | size bin << 57 (0: free). Without
+ * MPI_THREAD_MULTIPLE, count, ticks and bytes are the calls of the current window
+ * [wstart, wend) (wend 0: none yet); fb_slot_flush moves them into the windows and the
+ * slot's totals (fb_total_t, kept apart, cold). Under MPI_THREAD_MULTIPLE every call goes
+ * to the totals and the windows directly, with atomic adds. min starts at UINT64_MAX
+ * (MPI_Init sets every slot so). One cache line. */
 typedef struct {
-    uint64_t key, count, ticks, bytes, nmin, max;
-} fb_site_t;
+    uint64_t key, wend, count, ticks, bytes, min, max, wstart;
+} __attribute__((aligned(64))) fb_slot_t;
+
+typedef struct {
+    uint64_t count, ticks, bytes;
+} fb_total_t;
+
+/* The three things a wrapper knows about its call: the call site and the clock around PMPI. */
+typedef struct {
+    void *ra;
+    uint64_t t0, t1;
+    int fast; /* from fb_enter_fast: single-threaded, TSC */
+} fb_span_t;
+
+/* Datatype sizes, looked up without calling PMPI_Type_size (cleared by MPI_Type_free). */
+#define FB_NTSIZES 64
+typedef struct {
+    uint64_t key, size;
+} fb_tsize_t;
 
 /* One call in one time window; bins has bit b set when a call of size bin b was seen. */
 typedef struct {
@@ -96,13 +137,21 @@ typedef struct {
 } fb_comm_t;
 
 typedef struct {
-    volatile int on;           /* initialised, not finalised and not switched off by MPI_Pcontrol(0) */
-    int initialized, finalized;
-    int threaded;              /* MPI_THREAD_MULTIPLE: update the table atomically */
+    /* The first cache line: all the shared state a call reads on the fast path. */
+    int on;                    /* recording (initialised, not finalised, not MPI_Pcontrol(0)):
+                                  1 (the fast path), or 2 under MPI_THREAD_MULTIPLE or without
+                                  the TSC (fb_enter_slow) */
+    int threaded;              /* MPI_THREAD_MULTIPLE: update the tables atomically */
     int use_tsc;               /* ticks are TSC cycles; else nanoseconds of CLOCK_MONOTONIC */
-    int world_rank, world_size;
-    fb_stat_t *stats;          /* [FB_NCALLS][FB_NBINS] */
+    int world_size;
+    fb_slot_t *slots;          /* [FB_NSLOTS] */
     fb_cell_t *matrix;         /* [FB_NLAYERS][world_size] */
+    fb_tsize_t *tsizes;        /* [FB_NTSIZES] */
+    char hot_end[1] __attribute__((aligned(64)));
+    int initialized, finalized;
+    int world_rank;
+    fb_total_t *totals;        /* [FB_NSLOTS]: each slot's calls outside its current window */
+    fb_stat_t *stats;          /* [FB_NCALLS][FB_NBINS]: calls whose slot found no place */
     fb_comm_t world;           /* MPI_COMM_WORLD, answered without a lookup */
     MPI_Group world_group;
     int comm_keyval, win_keyval;
@@ -111,8 +160,7 @@ typedef struct {
     struct timespec init_ts;
     fb_thread_t *threads;      /* [FB_MAX_THREADS] */
     int nthreads;              /* threads that have called MPI (may exceed FB_MAX_THREADS) */
-    fb_site_t *sites;          /* [FB_NSITES] */
-    uint64_t sites_dropped;    /* calls whose site found no slot */
+    uint64_t sites_dropped;    /* calls whose slot found no place */
     fb_wcell_t *windows;       /* [FB_NWIN][FB_WCOLS] */
     uint8_t win_col[FB_NCALLS]; /* a call's window column + 1 (0: none yet) */
     int16_t win_call[FB_WCOLS]; /* the call of each column (-1: the shared last one) */
@@ -123,18 +171,25 @@ typedef struct {
     double cpu_at_init;        /* the process's CPU time (user + system) at MPI_Init */
     int64_t run_delay_at_init; /* the main thread's run-queue wait (ns) at MPI_Init, -1 unknown */
     long main_tid;             /* the thread that called MPI_Init */
-} fb_state_t;
+} __attribute__((aligned(64))) fb_state_t;
 
-/* The call being recorded by this thread: where it was called from, when it started. */
-typedef struct {
-    void *ra;
-    uint64_t t0;
-} fb_current_t;
+_Static_assert(offsetof(fb_state_t, hot_end) == 64, "the fast path's shared state is one cache line");
+_Static_assert(sizeof(fb_slot_t) == 64, "a slot is one cache line");
+_Static_assert(FB_NCALLS < 511 && FB_NBINS <= 128, "call id + 1 and size bin fit in the slot key");
 
 extern FB_HIDDEN fb_state_t fb;
-extern FB_HIDDEN _Thread_local int fb_depth __attribute__((tls_model("initial-exec")));
-extern FB_HIDDEN _Thread_local fb_thread_t *fb_self __attribute__((tls_model("initial-exec")));
-extern FB_HIDDEN _Thread_local fb_current_t fb_cur __attribute__((tls_model("initial-exec")));
+/* The calling thread's state, one thread-local block (one address to find):
+ * depth: idle when outside MPI, FB_UNCLAIMED before its first call, else inside one;
+ * idle: 0 for the thread that called MPI_Init, FB_IDLE_SLOW for any other;
+ * self: its slot for its MPI time. The fast path (idle 0) leaves the MPI_Init thread's
+ * time to MPI_Finalize: the calls' total minus the other threads' and the slow calls'. */
+typedef struct {
+    int depth, idle;
+    fb_thread_t *self;
+} fb_tls_t;
+extern FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec")));
+#define fb_depth (fb_tls.depth)
+#define fb_self (fb_tls.self)
 
 /* Lifecycle and slow paths (fbprof.c). */
 FB_HIDDEN void fb_init(void);
@@ -150,15 +205,15 @@ FB_HIDDEN void fb_preq_forget(MPI_Request req);
 FB_HIDDEN int fb_fortran_in_place(const void *p);
 FB_HIDDEN void fb_fortran_missing(const char *symbol) __attribute__((noreturn));
 FB_HIDDEN fb_thread_t *fb_thread_claim(void);
-FB_HIDDEN void fb_busy_enter(void);
-FB_HIDDEN void fb_busy_leave(void);
-FB_HIDDEN void fb_before_init(int id);
-FB_HIDDEN unsigned fb_window_column(int id);
-FB_HIDDEN void fb_window_spread(int id, uint64_t rel, uint64_t dt, uint64_t bytes, unsigned bin);
+FB_HIDDEN int fb_enter_slow(int id);
+FB_HIDDEN void fb_record_slow(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t key);
+FB_HIDDEN void fb_record_mt(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes);
+FB_HIDDEN uint64_t fb_type_size_slow(MPI_Datatype type);
+FB_HIDDEN void fb_type_sizes_forget(void);
 
 /* ---------------------------------------------------------------- timing */
 
-static inline uint64_t fb_now(void)
+FB_INLINE uint64_t fb_now(void)
 {
 #ifdef FB_HAVE_TSC
     if (FB_LIKELY(fb.use_tsc))
@@ -171,152 +226,94 @@ static inline uint64_t fb_now(void)
 
 /* A wrapper records only when the profiler is on and it is the outermost MPI call of
  * this thread (a Fortran wrapper calling a C binding, or MPI calling itself, is not
- * counted twice). With MPI_THREAD_MULTIPLE, threads can be inside MPI at the same time,
- * so the rank's MPI time is then the time during which any of them was (fb_busy_*),
- * not the sum of the calls. */
-static inline int fb_enter(int id, void *ra)
+ * counted twice). Everything else (a thread's first call, MPI_THREAD_MULTIPLE, calls
+ * before MPI_Init) is fb_enter_slow's. With MPI_THREAD_MULTIPLE, threads can be inside MPI
+ * at the same time, so the rank's MPI time is then the time during which any of them was
+ * (fb_busy_* in fb_enter_slow and fb_record_mt), not the sum of the calls. */
+FB_INLINE int fb_enter_fast(void)
 {
-    if (FB_LIKELY(fb.on) && FB_LIKELY(fb_depth == 0)) {
+    if (FB_LIKELY(__atomic_load_n(&fb.on, __ATOMIC_RELAXED) == 1) && FB_LIKELY(fb_depth == 0)) {
         fb_depth = 1;
-        fb_cur.ra = ra;
-        if (FB_UNLIKELY(fb.threaded))
-            fb_busy_enter();
         return 1;
     }
-    if (FB_UNLIKELY(!fb.initialized) && fb_depth == 0)
-        fb_before_init(id);
     return 0;
 }
 
-/* The start of the call being recorded (the wrapper's clock and the time windows'). */
-static inline uint64_t fb_start(void)
+FB_INLINE int fb_enter(int id)
 {
-    uint64_t t = fb_now();
-    fb_cur.t0 = t;
-    return t;
+    return fb_enter_fast() || fb_enter_slow(id);
 }
 
-static inline void fb_leave(void)
+/* The fast path's clock: fb.on is 1 only where the TSC is used. */
+FB_INLINE uint64_t fb_tsc(void)
 {
-    if (FB_UNLIKELY(fb.threaded))
-        fb_busy_leave();
+#ifdef FB_HAVE_TSC
+    return __rdtsc();
+#else
+    return fb_now();
+#endif
+}
+
+FB_INLINE void fb_leave_fast(void)
+{
     fb_depth = 0;
+}
+
+FB_INLINE void fb_leave(void)
+{
+    fb_depth = fb_tls.idle;
 }
 
 /* ---------------------------------------------------------------- table updates */
 
-static inline unsigned fb_bin(uint64_t bytes)
+FB_INLINE unsigned fb_bin(uint64_t bytes)
 {
     return bytes ? 64u - (unsigned)__builtin_clzll(bytes) : 0u;
 }
 
-static inline void fb_add(uint64_t *p, uint64_t v)
+FB_INLINE unsigned fb_slot_hash(uint64_t key)
 {
-    if (FB_LIKELY(!fb.threaded))
-        *p += v;
-    else
-        __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> (64 - FB_SLOT_BITS));
 }
 
-static inline void fb_atomic_max(uint64_t *p, uint64_t v)
+FB_INLINE uint64_t fb_slot_key(int id, const void *ra, unsigned bin)
 {
-    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    return (uint64_t)(uintptr_t)ra | ((uint64_t)(id + 1) << 48) | ((uint64_t)bin << 57);
 }
 
-/* The call's site: its slot (claimed on first use) gets count, time and bytes. */
-static inline void fb_site_add(int id, uint64_t dt, uint64_t bytes)
+/* One call: the thread's MPI time, and its slot when the slot is there and the call ends
+ * in the slot's current window; anything else is the slow path's. */
+FB_INLINE void fb_record(int id, fb_span_t sp, uint64_t bytes)
 {
-    uint64_t key = (uint64_t)(uintptr_t)fb_cur.ra | ((uint64_t)(id + 1) << 48);
-    unsigned h = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 52); /* 12 bits: FB_NSITES */
-    for (unsigned p = 0; p < FB_SITE_PROBES; p++) {
-        fb_site_t *s = &fb.sites[(h + p) & (FB_NSITES - 1)];
-        uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED);
-        if (FB_UNLIKELY(k != key)) {
-            if (k != 0)
-                continue;
-            if (!fb.threaded)
-                s->key = key;
-            else if (!__atomic_compare_exchange_n(&s->key, &k, key, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) && k != key)
-                continue;
-        }
-        fb_add(&s->count, 1);
-        fb_add(&s->ticks, dt);
-        fb_add(&s->bytes, bytes);
-        if (FB_LIKELY(!fb.threaded)) {
-            if (~dt > s->nmin) s->nmin = ~dt;
-            if (dt > s->max) s->max = dt;
-        } else {
-            fb_atomic_max(&s->nmin, ~dt);
-            fb_atomic_max(&s->max, dt);
-        }
+    if (!sp.fast && FB_UNLIKELY(fb.threaded)) {
+        fb_record_mt(id, sp.ra, sp.t0, sp.t1, bytes);
         return;
     }
-    fb_add(&fb.sites_dropped, 1);
-}
-
-/* The call's time window (the one it started in); a call that runs into later windows
- * spreads its time over them (fb_window_spread, also when the windows must grow). */
-static inline void fb_window_add(int id, uint64_t dt, uint64_t bytes, unsigned bin)
-{
-    uint64_t t0 = fb_cur.t0;
-    uint64_t rel = t0 > fb.win_origin ? t0 - fb.win_origin : 0;
-    uint64_t w = rel >> fb.win_shift;
-    if (FB_UNLIKELY(w != (rel + dt) >> fb.win_shift || w >= FB_NWIN)) {
-        fb_window_spread(id, rel, dt, bytes, bin);
-        return;
-    }
-    unsigned col = __atomic_load_n(&fb.win_col[id], __ATOMIC_ACQUIRE);
-    if (FB_UNLIKELY(col == 0))
-        col = fb_window_column(id);
-    fb_wcell_t *c = &fb.windows[w * FB_WCOLS + col - 1];
-    uint64_t bit = 1ull << (bin < 63 ? bin : 63);
-    fb_add(&c->count, 1);
-    fb_add(&c->ticks, dt);
-    fb_add(&c->bytes, bytes);
-    if (FB_LIKELY(!fb.threaded))
-        c->bins |= bit;
-    else
-        __atomic_fetch_or(&c->bins, bit, __ATOMIC_RELAXED);
-}
-
-static inline void fb_record(int id, uint64_t dt, uint64_t bytes)
-{
-    fb_thread_t *me = FB_LIKELY(fb_self != NULL) ? fb_self : fb_thread_claim();
-    if (FB_LIKELY(!me->shared)) {
+    uint64_t dt = sp.t1 - sp.t0;
+    if (!sp.fast) {
+        fb_thread_t *me = fb_self;
         me->ticks += dt;
         me->calls++;
-    } else {
-        __atomic_fetch_add(&me->ticks, dt, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&me->calls, 1, __ATOMIC_RELAXED);
     }
-    unsigned bin = fb_bin(bytes);
-    fb_site_add(id, dt, bytes);
-    fb_window_add(id, dt, bytes, bin);
-    fb_stat_t *s = &fb.stats[(unsigned)id * FB_NBINS + bin];
-    if (FB_LIKELY(!fb.threaded)) {
+    uint64_t key = fb_slot_key(id, sp.ra, fb_bin(bytes));
+    fb_slot_t *s = &fb.slots[fb_slot_hash(key)];
+    if (FB_LIKELY(s->key == key) && FB_LIKELY(sp.t1 < s->wend)) {
         s->count++;
         s->ticks += dt;
         s->bytes += bytes;
-        if (dt < s->min) s->min = dt;
-        if (dt > s->max) s->max = dt;
+        if (FB_UNLIKELY(dt < s->min)) s->min = dt;
+        if (FB_UNLIKELY(dt > s->max)) s->max = dt;
         return;
     }
-    __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->ticks, dt, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
-    uint64_t cur = __atomic_load_n(&s->min, __ATOMIC_RELAXED);
-    while (dt < cur && !__atomic_compare_exchange_n(&s->min, &cur, dt, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
-    cur = __atomic_load_n(&s->max, __ATOMIC_RELAXED);
-    while (dt > cur && !__atomic_compare_exchange_n(&s->max, &cur, dt, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    fb_record_slow(id, sp.ra, sp.t0, sp.t1, bytes, key);
 }
 
-static inline void fb_matrix_add(int layer, int world_peer, uint64_t bytes)
+FB_INLINE void fb_matrix_add_sp(int layer, int world_peer, uint64_t bytes, int fast)
 {
-    if (world_peer < 0 || world_peer >= fb.world_size)
+    if ((unsigned)world_peer >= (unsigned)fb.world_size) /* also MPI_PROC_NULL, -1: none */
         return;
     fb_cell_t *c = &fb.matrix[(size_t)layer * (size_t)fb.world_size + (size_t)world_peer];
-    if (FB_LIKELY(!fb.threaded)) {
+    if (fast || FB_LIKELY(!fb.threaded)) {
         c->msgs++;
         c->bytes += bytes;
     } else {
@@ -325,31 +322,38 @@ static inline void fb_matrix_add(int layer, int world_peer, uint64_t bytes)
     }
 }
 
-/* ---------------------------------------------------------------- argument helpers */
-
-static inline uint64_t fb_type_size(MPI_Datatype type)
+FB_INLINE void fb_matrix_add(int layer, int world_peer, uint64_t bytes)
 {
-    if (type == MPI_DATATYPE_NULL)
-        return 0;
-    int size = 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
-        return 0;
-    return (uint64_t)size;
+    fb_matrix_add_sp(layer, world_peer, bytes, 0);
 }
 
-static inline uint64_t fb_bytes(int count, MPI_Datatype type)
+/* ---------------------------------------------------------------- argument helpers */
+
+/* A datatype's size: from the cache when it is there (never under MPI_THREAD_MULTIPLE,
+ * whose lookups all go to PMPI_Type_size). */
+FB_INLINE uint64_t fb_type_size(MPI_Datatype type)
+{
+    uint64_t key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    const fb_tsize_t *e = &fb.tsizes[(key * 0x9E3779B97F4A7C15ull) >> 58];
+    if (FB_LIKELY(e->key == key))
+        return e->size;
+    return fb_type_size_slow(type);
+}
+
+FB_INLINE uint64_t fb_bytes(int count, MPI_Datatype type)
 {
     return count > 0 ? (uint64_t)count * fb_type_size(type) : 0;
 }
 
-static inline const fb_comm_t *fb_comm(MPI_Comm comm)
+FB_INLINE const fb_comm_t *fb_comm(MPI_Comm comm)
 {
     if (FB_LIKELY(comm == MPI_COMM_WORLD))
         return &fb.world;
     return fb_comm_lookup(comm);
 }
 
-static inline int fb_world_of(const fb_comm_t *c, int rank)
+FB_INLINE int fb_world_of(const fb_comm_t *c, int rank)
 {
     if (!c || rank < 0 || rank >= c->size)
         return -1;
@@ -358,28 +362,28 @@ static inline int fb_world_of(const fb_comm_t *c, int rank)
 
 /* The data address of a choice buffer MPICH's mpi_f08 passes as a descriptor (mpi_x_f08ts_):
  * gfortran's and TS 29113's descriptors both start with it. */
-static inline const void *fb_desc_base(const void *desc)
+FB_INLINE const void *fb_desc_base(const void *desc)
 {
     return desc ? *(const void *const *)desc : NULL;
 }
 
-static inline int fb_in_place(const void *buf, int is_f)
+FB_INLINE int fb_in_place(const void *buf, int is_f)
 {
     return is_f ? fb_fortran_in_place(buf) : buf == MPI_IN_PLACE;
 }
 
 /* Element i of a handle array that came from C (handles) or Fortran (MPI_Fint). */
-static inline MPI_Datatype fb_type_at(const void *types, int i, int is_f)
+FB_INLINE MPI_Datatype fb_type_at(const void *types, int i, int is_f)
 {
     return is_f ? PMPI_Type_f2c(((const MPI_Fint *)types)[i]) : ((const MPI_Datatype *)types)[i];
 }
 
-static inline MPI_Request fb_req_at(const void *reqs, int i, int is_f)
+FB_INLINE MPI_Request fb_req_at(const void *reqs, int i, int is_f)
 {
     return is_f ? PMPI_Request_f2c(((const MPI_Fint *)reqs)[i]) : ((const MPI_Request *)reqs)[i];
 }
 
-static inline uint64_t fb_sum(const int *counts, int n)
+FB_INLINE uint64_t fb_sum(const int *counts, int n)
 {
     uint64_t s = 0;
     if (!counts)
@@ -390,62 +394,64 @@ static inline uint64_t fb_sum(const int *counts, int n)
 }
 
 /* ---------------------------------------------------------------- templates per KIND
- * Every template takes (call id, elapsed ticks, called from Fortran) and then the
+ * Every template takes (call id, the call's span, called from Fortran) and then the
  * arguments its roles name, in the order gen_wrappers.py passes them. */
 
 #define FB_UNUSED(x) (void)(x)
 
-static inline void fb_rec_plain(int id, uint64_t dt, int is_f)
+FB_INLINE void fb_rec_plain(int id, fb_span_t sp, int is_f)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
 }
 
 /* A call that moves bytes to or from one peer (world rank, -1 for none): its size, and
  * its entry in a matrix layer. */
-static inline void fb_rec_moved(int id, uint64_t dt, int layer, uint64_t bytes, int world_peer)
+FB_INLINE void fb_rec_moved(int id, fb_span_t sp, int layer, uint64_t bytes, int world_peer)
 {
-    fb_record(id, dt, bytes);
-    fb_matrix_add(layer, world_peer, bytes);
+    fb_record(id, sp, bytes);
+    fb_matrix_add_sp(layer, world_peer, bytes, sp.fast);
 }
 
 /* Point-to-point send (also Sendrecv: the send half): message size and a matrix entry. */
-static inline void fb_rec_send(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Comm comm)
+FB_INLINE void fb_rec_send(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int peer, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
-    fb_rec_moved(id, dt, FB_L_P2P, fb_bytes(count, type), peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1);
+    /* MPI_COMM_WORLD's ranks are world ranks (fb_matrix_add_sp checks the range). */
+    int world_peer = comm == MPI_COMM_WORLD ? peer : peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1;
+    fb_rec_moved(id, sp, FB_L_P2P, fb_bytes(count, type), world_peer);
 }
 
-static inline void fb_rec_recv(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
+FB_INLINE void fb_rec_recv(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, fb_bytes(count, type));
+    fb_record(id, sp, fb_bytes(count, type));
 }
 
 /* MPI-IO reads and writes: count x type of the buffer. */
-static inline void fb_rec_io(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
+FB_INLINE void fb_rec_io(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, fb_bytes(count, type));
+    fb_record(id, sp, fb_bytes(count, type));
 }
 
-static inline void fb_rec_psend(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer,
+FB_INLINE void fb_rec_psend(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int peer,
                                 MPI_Comm comm, MPI_Request req)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
     int world_peer = peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1;
     fb_preq_register(req, world_peer, fb_bytes(count, type), 1);
 }
 
-static inline void fb_rec_precv(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, MPI_Request req)
+FB_INLINE void fb_rec_precv(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, MPI_Request req)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
     fb_preq_register(req, -1, fb_bytes(count, type), 0);
 }
 
-static inline uint64_t fb_started(MPI_Request req)
+FB_INLINE uint64_t fb_started(MPI_Request req)
 {
     int world_peer;
     uint64_t bytes;
@@ -455,30 +461,30 @@ static inline uint64_t fb_started(MPI_Request req)
     return kind ? bytes : 0;
 }
 
-static inline void fb_rec_start(int id, uint64_t dt, int is_f, MPI_Request req)
+FB_INLINE void fb_rec_start(int id, fb_span_t sp, int is_f, MPI_Request req)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, fb_started(req));
+    fb_record(id, sp, fb_started(req));
 }
 
-static inline void fb_rec_startall(int id, uint64_t dt, int is_f, int n, const void *reqs)
+FB_INLINE void fb_rec_startall(int id, fb_span_t sp, int is_f, int n, const void *reqs)
 {
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++)
         bytes += fb_started(fb_req_at(reqs, i, is_f));
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
 }
 
-static inline void fb_rec_reqfree(int id, uint64_t dt, int is_f, MPI_Request req)
+FB_INLINE void fb_rec_reqfree(int id, fb_span_t sp, int is_f, MPI_Request req)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
     fb_preq_forget(req);
 }
 
 /* Logical collective flows for the "coll" matrix layer: what this rank contributes to
  * each peer, whatever algorithm the library uses. Not kept for intercommunicators. */
-static inline void fb_coll_to_all(const fb_comm_t *c, uint64_t bytes)
+FB_INLINE void fb_coll_to_all(const fb_comm_t *c, uint64_t bytes)
 {
     if (!c || c->inter)
         return;
@@ -487,49 +493,49 @@ static inline void fb_coll_to_all(const fb_comm_t *c, uint64_t bytes)
             fb_matrix_add(FB_L_COLL, c->world[i], bytes);
 }
 
-static inline void fb_coll_to_root(const fb_comm_t *c, int root, uint64_t bytes)
+FB_INLINE void fb_coll_to_root(const fb_comm_t *c, int root, uint64_t bytes)
 {
     if (!c || c->inter || root == c->rank)
         return;
     fb_matrix_add(FB_L_COLL, fb_world_of(c, root), bytes);
 }
 
-static inline void fb_rec_bcast(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int root, MPI_Comm comm)
+FB_INLINE void fb_rec_bcast(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
     uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     const fb_comm_t *c = fb_comm(comm);
     if (c && !c->inter && root == c->rank)
         fb_coll_to_all(c, bytes);
 }
 
-static inline void fb_rec_reduce(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int root, MPI_Comm comm)
+FB_INLINE void fb_rec_reduce(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
     uint64_t bytes = fb_bytes(count, type);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_root(fb_comm(comm), root, bytes);
 }
 
 /* Allreduce, Scan, Exscan, Reduce_scatter_block: count x type, no pairwise flow. */
-static inline void fb_rec_reduction(int id, uint64_t dt, int is_f, int count, MPI_Datatype type)
+FB_INLINE void fb_rec_reduction(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, fb_bytes(count, type));
+    fb_record(id, sp, fb_bytes(count, type));
 }
 
 /* Reduce_scatter: the whole vector reduced (sum of recvcounts), as mpiP counts it. */
-static inline void fb_rec_redscat(int id, uint64_t dt, int is_f, const int *rcounts, MPI_Datatype type, MPI_Comm comm)
+FB_INLINE void fb_rec_redscat(int id, fb_span_t sp, int is_f, const int *rcounts, MPI_Datatype type, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
     int n = 0;
     if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS) n = 0;
-    fb_record(id, dt, fb_sum(rcounts, n) * fb_type_size(type));
+    fb_record(id, sp, fb_sum(rcounts, n) * fb_type_size(type));
 }
 
 /* Gather: each rank's contribution (the root's, with MPI_IN_PLACE, is its receive block). */
-static inline void fb_rec_gather(int id, uint64_t dt, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
+FB_INLINE void fb_rec_gather(int id, fb_span_t sp, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
                                  int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
@@ -540,11 +546,11 @@ static inline void fb_rec_gather(int id, uint64_t dt, int is_f, const void *sbuf
         bytes = fb_bytes(rcount, rtype);
     else
         bytes = fb_bytes(scount, stype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_root(c, root, bytes);
 }
 
-static inline void fb_rec_gatherv(int id, uint64_t dt, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
+FB_INLINE void fb_rec_gatherv(int id, fb_span_t sp, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
                                   const int *rcounts, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
@@ -556,12 +562,12 @@ static inline void fb_rec_gatherv(int id, uint64_t dt, int is_f, const void *sbu
         bytes = rcounts ? fb_bytes(rcounts[c->rank], rtype) : 0;
     else
         bytes = fb_bytes(scount, stype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_root(c, root, bytes);
 }
 
 /* Scatter: the block each rank receives; the root sends one block to every other rank. */
-static inline void fb_rec_scatter(int id, uint64_t dt, int is_f, int scount, MPI_Datatype stype, const void *rbuf,
+FB_INLINE void fb_rec_scatter(int id, fb_span_t sp, int is_f, int scount, MPI_Datatype stype, const void *rbuf,
                                   int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     FB_UNUSED(rbuf); FB_UNUSED(is_f);
@@ -569,32 +575,32 @@ static inline void fb_rec_scatter(int id, uint64_t dt, int is_f, int scount, MPI
     uint64_t bytes;
     if (c && c->inter) {
         bytes = root == MPI_ROOT ? fb_bytes(scount, stype) : root == MPI_PROC_NULL ? 0 : fb_bytes(rcount, rtype);
-        fb_record(id, dt, bytes);
+        fb_record(id, sp, bytes);
         return;
     }
     int is_root = c && root == c->rank;
     bytes = is_root ? fb_bytes(scount, stype) : fb_bytes(rcount, rtype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     if (is_root)
         fb_coll_to_all(c, bytes);
 }
 
-static inline void fb_rec_scatterv(int id, uint64_t dt, int is_f, const int *scounts, MPI_Datatype stype,
+FB_INLINE void fb_rec_scatterv(int id, fb_span_t sp, int is_f, const int *scounts, MPI_Datatype stype,
                                    const void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     FB_UNUSED(rbuf); FB_UNUSED(is_f);
     const fb_comm_t *c = fb_comm(comm);
     int is_root = c && (c->inter ? root == MPI_ROOT : root == c->rank);
     if (c && c->inter && root == MPI_PROC_NULL) {
-        fb_record(id, dt, 0);
+        fb_record(id, sp, 0);
         return;
     }
     if (!is_root) {
-        fb_record(id, dt, fb_bytes(rcount, rtype));
+        fb_record(id, sp, fb_bytes(rcount, rtype));
         return;
     }
     uint64_t tsize = fb_type_size(stype);
-    fb_record(id, dt, fb_sum(scounts, c->size) * tsize);
+    fb_record(id, sp, fb_sum(scounts, c->size) * tsize);
     if (c->inter || !scounts)
         return;
     for (int i = 0; i < c->size; i++)
@@ -602,15 +608,15 @@ static inline void fb_rec_scatterv(int id, uint64_t dt, int is_f, const int *sco
             fb_matrix_add(FB_L_COLL, c->world[i], (uint64_t)scounts[i] * tsize);
 }
 
-static inline void fb_rec_allgather(int id, uint64_t dt, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
+FB_INLINE void fb_rec_allgather(int id, fb_span_t sp, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
                                     int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     uint64_t bytes = fb_in_place(sbuf, is_f) ? fb_bytes(rcount, rtype) : fb_bytes(scount, stype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_all(fb_comm(comm), bytes);
 }
 
-static inline void fb_rec_allgatherv(int id, uint64_t dt, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
+FB_INLINE void fb_rec_allgatherv(int id, fb_span_t sp, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
                                      const int *rcounts, MPI_Datatype rtype, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
@@ -619,21 +625,21 @@ static inline void fb_rec_allgatherv(int id, uint64_t dt, int is_f, const void *
         bytes = (c && rcounts) ? fb_bytes(rcounts[c->rank], rtype) : 0;
     else
         bytes = fb_bytes(scount, stype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_all(c, bytes);
 }
 
 /* Alltoall: the per-destination block, as mpiP and IPM count it. */
-static inline void fb_rec_alltoall(int id, uint64_t dt, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
+FB_INLINE void fb_rec_alltoall(int id, fb_span_t sp, int is_f, const void *sbuf, int scount, MPI_Datatype stype,
                                    int rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     uint64_t bytes = fb_in_place(sbuf, is_f) ? fb_bytes(rcount, rtype) : fb_bytes(scount, stype);
-    fb_record(id, dt, bytes);
+    fb_record(id, sp, bytes);
     fb_coll_to_all(fb_comm(comm), bytes);
 }
 
 /* Alltoallv: everything this rank sends (sum of sendcounts), as mpiP counts it. */
-static inline void fb_rec_alltoallv(int id, uint64_t dt, int is_f, const void *sbuf, const int *scounts,
+FB_INLINE void fb_rec_alltoallv(int id, fb_span_t sp, int is_f, const void *sbuf, const int *scounts,
                                     MPI_Datatype stype, const int *rcounts, MPI_Datatype rtype, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
@@ -648,7 +654,7 @@ static inline void fb_rec_alltoallv(int id, uint64_t dt, int is_f, const void *s
     } else {
         tsize = fb_type_size(stype);
     }
-    fb_record(id, dt, fb_sum(counts, n) * tsize);
+    fb_record(id, sp, fb_sum(counts, n) * tsize);
     if (!c || c->inter || !counts)
         return;
     for (int i = 0; i < n; i++)
@@ -656,7 +662,7 @@ static inline void fb_rec_alltoallv(int id, uint64_t dt, int is_f, const void *s
             fb_matrix_add(FB_L_COLL, c->world[i], (uint64_t)counts[i] * tsize);
 }
 
-static inline void fb_rec_alltoallw(int id, uint64_t dt, int is_f, const void *sbuf, const int *scounts,
+FB_INLINE void fb_rec_alltoallw(int id, fb_span_t sp, int is_f, const void *sbuf, const int *scounts,
                                     const void *stypes, const int *rcounts, const void *rtypes, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
@@ -678,25 +684,25 @@ static inline void fb_rec_alltoallw(int id, uint64_t dt, int is_f, const void *s
         if (c && !c->inter && i != c->rank)
             fb_matrix_add(FB_L_COLL, c->world[i], b);
     }
-    fb_record(id, dt, total);
+    fb_record(id, sp, total);
 }
 
 /* Neighbourhood collectives: per-neighbour block (nbr), or all sent (nbrv, nbrw). */
-static inline void fb_rec_nbr(int id, uint64_t dt, int is_f, int scount, MPI_Datatype stype, MPI_Comm comm)
+FB_INLINE void fb_rec_nbr(int id, fb_span_t sp, int is_f, int scount, MPI_Datatype stype, MPI_Comm comm)
 {
     FB_UNUSED(is_f); FB_UNUSED(comm);
-    fb_record(id, dt, fb_bytes(scount, stype));
+    fb_record(id, sp, fb_bytes(scount, stype));
 }
 
-static inline void fb_rec_nbrv(int id, uint64_t dt, int is_f, const int *scounts, MPI_Datatype stype, MPI_Comm comm)
+FB_INLINE void fb_rec_nbrv(int id, fb_span_t sp, int is_f, const int *scounts, MPI_Datatype stype, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
     const fb_comm_t *c = fb_comm(comm);
     int n = c && c->outdegree > 0 ? c->outdegree : 0;
-    fb_record(id, dt, fb_sum(scounts, n) * fb_type_size(stype));
+    fb_record(id, sp, fb_sum(scounts, n) * fb_type_size(stype));
 }
 
-static inline void fb_rec_nbrw(int id, uint64_t dt, int is_f, const int *scounts, const void *stypes, MPI_Comm comm)
+FB_INLINE void fb_rec_nbrw(int id, fb_span_t sp, int is_f, const int *scounts, const void *stypes, MPI_Comm comm)
 {
     const fb_comm_t *c = fb_comm(comm);
     int n = c && c->outdegree > 0 ? c->outdegree : 0;
@@ -704,40 +710,48 @@ static inline void fb_rec_nbrw(int id, uint64_t dt, int is_f, const int *scounts
     for (int i = 0; scounts && stypes && i < n; i++)
         if (scounts[i] > 0)
             total += (uint64_t)scounts[i] * fb_type_size(fb_type_at(stypes, i, is_f));
-    fb_record(id, dt, total);
+    fb_record(id, sp, total);
 }
 
 /* One-sided: origin count x origin type; Put/Accumulate move data to the target, Get from it.
  * A call without a count role (Fetch_and_op, Compare_and_swap) moves one element. */
-static inline int fb_win_peer(MPI_Win win, int peer)
+FB_INLINE int fb_win_peer(MPI_Win win, int peer)
 {
     return peer >= 0 ? fb_world_of(fb_win_lookup(win), peer) : -1;
 }
 
-static inline void fb_rec_put(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
+FB_INLINE void fb_rec_put(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    fb_rec_moved(id, dt, FB_L_RMA_TO, fb_bytes(count, type), fb_win_peer(win, peer));
+    fb_rec_moved(id, sp, FB_L_RMA_TO, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
-static inline void fb_rec_get(int id, uint64_t dt, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
+FB_INLINE void fb_rec_get(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int peer, MPI_Win win)
 {
     FB_UNUSED(is_f);
-    fb_rec_moved(id, dt, FB_L_RMA_FROM, fb_bytes(count, type), fb_win_peer(win, peer));
+    fb_rec_moved(id, sp, FB_L_RMA_FROM, fb_bytes(count, type), fb_win_peer(win, peer));
 }
 
-static inline void fb_rec_winnew(int id, uint64_t dt, int is_f, MPI_Comm comm, MPI_Win newwin)
+FB_INLINE void fb_rec_winnew(int id, fb_span_t sp, int is_f, MPI_Comm comm, MPI_Win newwin)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
     if (newwin != MPI_WIN_NULL)
         fb_win_created(newwin, comm);
 }
 
-static inline void fb_rec_commnew(int id, uint64_t dt, int is_f, MPI_Comm newcomm)
+/* MPI_Type_free: a 0-byte call; its wrapper has made the datatype size cache forget
+ * every handle (gen_wrappers.py: forget_sizes), recorded or not. */
+FB_INLINE void fb_rec_typefree(int id, fb_span_t sp, int is_f)
 {
     FB_UNUSED(is_f);
-    fb_record(id, dt, 0);
+    fb_record(id, sp, 0);
+}
+
+FB_INLINE void fb_rec_commnew(int id, fb_span_t sp, int is_f, MPI_Comm newcomm)
+{
+    FB_UNUSED(is_f);
+    fb_record(id, sp, 0);
     if (newcomm != MPI_COMM_NULL)
         fb_comm_created(newcomm);
 }

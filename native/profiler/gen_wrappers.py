@@ -8,7 +8,7 @@ call a C wrapper (MPI_X -> PMPI_X) and the Fortran wrapper families from the sam
 line: mpif.h / ``use mpi`` (mpi_x_, mpi_x__, mpi_x, MPI_X -> pmpi_x_) and ``use mpi_f08``
 as Open MPI names it (mpi_x_f08_ -> pmpi_x_f08_) and as MPICH 4 does (mpi_x_f08_ ->
 pmpir_x_f08_, and for calls with a choice buffer mpi_x_f08ts_ -> pmpir_x_f08ts_). A wrapper
-notes its caller's return address (the call site), times the PMPI call and hands the
+times the PMPI call, notes its caller's return address (the call site) and hands the
 arguments that play a role to the template of its KIND (fb_rec_KIND in fbprof.h).
 
 A line starting with ``?MACRO`` is compiled only where mpi.h / mpi-ext.h define MACRO
@@ -56,6 +56,7 @@ KINDS: Dict[str, List[str]] = {
     "get": ["count=1", "type", "peer", "win"],
     "winnew": ["comm", "newwin"],
     "commnew": ["newcomm"],
+    "typefree": [],
 }
 SPECIAL_KINDS = {"init", "finalize", "pcontrol"}
 
@@ -233,6 +234,12 @@ def f_param(arg: Arg) -> str:
 
 # ------------------------------------------------------------------ C wrappers
 
+def forget_sizes(call: Call) -> List[str]:
+    """MPI_Type_free: the datatype size cache forgets every handle first, whether or not the
+    call is recorded (recording off, nested), since the handle may come back for another type."""
+    return ["    fb_type_sizes_forget();"] if call.kind == "typefree" else []
+
+
 def c_wrapper(call: Call) -> str:
     names = ", ".join(a.name for a in call.args)
     # Exported whatever mpi.h says: Open MPI declares its calls visible, MPICH does not.
@@ -247,17 +254,35 @@ def c_wrapper(call: Call) -> str:
         level = call.by_role["level"].name
         return head + f"    fb_pcontrol({level});\n    return MPI_SUCCESS;\n}}\n"
     before, exprs = record_plan(call, fortran=False)
-    rec_args = ", ".join([call.ident, "fb_dt", "0"] + exprs)
-    lines = [head.rstrip("\n"),
-             f"    if (!fb_enter({call.ident}, __builtin_return_address(0)))",
-             f"        return P{call.name}({names});"]
+    params = c_params(call)
+    slow_params = "void *fb_ra" + (", " + params if params != "void" else "")
+    fast_args = ", ".join([call.ident, "fb_sp", "0"] + exprs)
+    # The fast path (single-threaded, TSC) is all this function does; anything else
+    # (a thread's first call, MPI_THREAD_MULTIPLE, the clock_gettime timer, recording off, a
+    # nested call) is the out-of-line fb_slow_ function's, so that its set-up costs the fast
+    # path nothing.
+    slow = [f"static __attribute__((noinline)) int fb_slow_{call.name}({slow_params})", "{",
+            f"    if (!fb_enter({call.ident}))",
+            f"        return P{call.name}({names});"]
+    slow += before
+    slow += ["    uint64_t fb_t0 = fb_now();",
+             f"    int fb_rc = P{call.name}({names});",
+             "    fb_span_t fb_sp = {fb_ra, fb_t0, fb_now(), 0};",
+             "    fb_leave();",
+             f"    fb_rec_{call.kind}({fast_args});",
+             "    return fb_rc;",
+             "}",
+             ""]
+    lines = slow + [head.rstrip("\n")] + forget_sizes(call) + [
+             "    if (FB_UNLIKELY(!fb_enter_fast()))",
+             f"        return fb_slow_{call.name}(__builtin_return_address(0){', ' + names if names else ''});"]
     lines += before
     lines += [
-        "    uint64_t fb_t0 = fb_start();",
+        "    uint64_t fb_t0 = fb_tsc();",
         f"    int fb_rc = P{call.name}({names});",
-        "    uint64_t fb_dt = fb_now() - fb_t0;",
-        "    fb_leave();",
-        f"    fb_rec_{call.kind}({rec_args});",
+        "    fb_span_t fb_sp = {__builtin_return_address(0), fb_t0, fb_tsc(), 1};",
+        "    fb_leave_fast();",
+        f"    fb_rec_{call.kind}({fast_args});",
         "    return fb_rc;",
         "}",
         "",
@@ -301,6 +326,7 @@ def fortran_wrappers(call: Call, family: str) -> str:
         out += [f"    void (*const fb_real)({plist}) = {ompi} ? {ompi} : {mpich};"]
     out += [f"    if (FB_UNLIKELY(!{real}))",
             f"        fb_fortran_missing(\"{real if family == 'f77' else ompi}\");"]
+    out += forget_sizes(call)
     if call.kind == "init":
         out += ["    fb_depth++;", f"    {real}({args});", "    fb_depth--;", "    fb_init();"]
     elif call.kind == "finalize":
@@ -309,13 +335,13 @@ def fortran_wrappers(call: Call, family: str) -> str:
         out += [f"    fb_pcontrol((int)*{call.by_role['level'].name});"]
     else:
         before, exprs = record_plan(call, fortran=True, descriptors=family == "f08ts")
-        rec_args = ", ".join([call.ident, "fb_dt", "1"] + exprs)
-        out += [f"    if (!fb_enter({call.ident}, __builtin_return_address(0))) {{", f"        {real}({args});",
+        rec_args = ", ".join([call.ident, "fb_sp", "1"] + exprs)
+        out += [f"    if (!fb_enter({call.ident})) {{", f"        {real}({args});",
                 "        return;", "    }"]
         out += before
-        out += ["    uint64_t fb_t0 = fb_start();",
+        out += ["    uint64_t fb_t0 = fb_now();",
                 f"    {real}({args});",
-                "    uint64_t fb_dt = fb_now() - fb_t0;",
+                "    fb_span_t fb_sp = {__builtin_return_address(0), fb_t0, fb_now(), 0};",
                 "    fb_leave();",
                 f"    fb_rec_{call.kind}({rec_args});"]
     out += ["}"]

@@ -6,6 +6,9 @@ which message sizes, how evenly ranks spend it, and who talks to whom.
 ``imbalance_line`` are its parts, for a caller that lays the tables out itself). Percentages follow mpiP: a call's share
 of MPI time is its time summed over ranks over the MPI time summed over ranks; its share of
 wall time divides by the application time (MPI_Init to MPI_Finalize) summed over ranks.
+Threads: a call's time is summed over the threads that made it, so both bases are summed
+over threads too (``share_bases``): the calls' time of all threads, and the run time times
+the threads that called MPI. No share exceeds 100%.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from collections import defaultdict
 from typing import Any, Dict, List, Sequence
 
 from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
-from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells
+from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells, share_bases
 from fabricbench.report import format as fmt
 from fabricbench.report.format import fixed, number, percent
 
@@ -72,14 +75,15 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
         acc[1] += count
         acc[2] += nbytes
 
+    calls_base, wall_base = share_bases(profile)
     calls = []
     for name, entry in per_call.items():
         # The dominant size: the bin holding most of the call's time (most calls on a tie).
         b, (bt, bc, bb) = max(entry["bins"].items(), key=lambda kv: (kv[1][0], kv[1][1]))
         share = bt / entry["time"] if entry["time"] > 0 else (bc / entry["count"] if entry["count"] else 0.0)
         size = bb / bc if bc else 0.0
-        pct_mpi = 100.0 * entry["time"] / total_mpi if total_mpi > 0 else 0.0
-        pct_wall = 100.0 * entry["time"] / total_app if total_app > 0 else 0.0
+        pct_mpi = 100.0 * entry["time"] / calls_base if calls_base > 0 else 0.0
+        pct_wall = 100.0 * entry["time"] / wall_base if wall_base > 0 else 0.0
         label = size_label(size)
         if share >= MOSTLY:
             sizes = f"mostly {label}"

@@ -181,6 +181,26 @@ def _check_sites_and_windows(data: Dict[str, Any], ranks: int) -> Optional[str]:
     return None
 
 
+def rank_threads(rank_info: Dict[str, Any]) -> int:
+    """How many threads of a rank called MPI (1 for profiles without thread data)."""
+    threads = rank_info.get("mpi_threads")
+    return int(threads) if isinstance(threads, (int, float)) and threads >= 1 else 1
+
+
+def share_bases(profile: Dict[str, Any]) -> Tuple[float, float]:
+    """What a call's time is a share of, summed over ranks: (the time all threads spent in
+    calls, the wall time of the threads that called MPI). A thread's time counts once per
+    call, so with several threads in MPI at once (MPI_THREAD_MULTIPLE) the calls' times add
+    up over threads, and so do these bases: no call's share exceeds 100%. A single-threaded
+    rank gives its MPI time and its run time, as mpiP counts them; profiles without thread
+    data count as single-threaded."""
+    calls = wall = 0.0
+    for r in profile["rank_info"]:
+        calls += float(r.get("mpi_time_all_threads", r["mpi_time"]))
+        wall += float(r["app_time"]) * rank_threads(r)
+    return calls, wall
+
+
 def call_rows(profile: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     """The per-rank, per-call, per-size-bin entries as dicts (with the bin's byte range)."""
     for row in profile["calls"]:

@@ -41,7 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from fabricbench.analysis.profile import _pct, size_label
-from fabricbench.analysis.profile_data import bin_range, format_bytes
+from fabricbench.analysis.profile_data import bin_range, format_bytes, rank_threads
 from fabricbench.report.format import fixed, number
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
@@ -99,7 +99,8 @@ def window_grid(profile: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     for r in info:
         app = float(r["app_time"])
         starts = np.arange(n) * step
-        wall += np.clip(np.minimum(starts + step, app) - starts, 0.0, None)
+        # Wall time of each thread that called MPI: the calls' times add up over threads.
+        wall += rank_threads(r) * np.clip(np.minimum(starts + step, app) - starts, 0.0, None)
     grid = {"step": step, "calls": calls, "time": time, "count": count, "bytes": nbytes, "bins": bins, "wall": wall}
     grid["moves"] = [moves_data(c, count[:, j].sum(), nbytes[:, j].sum()) for j, c in enumerate(calls)]
     grid["data"] = data_mask(grid)

@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
 from fabricbench.analysis.profile import size_label
-from fabricbench.analysis.profile_data import format_bytes
+from fabricbench.analysis.profile_data import format_bytes, share_bases
 from fabricbench.report import format as fmt
 from fabricbench.report.format import number, percent
 
@@ -88,8 +88,7 @@ def callsites(profile: Dict[str, Any], top: int = 20) -> Dict[str, Any]:
 
 
 def _summarize_sites(profile: Dict[str, Any], found: List[Dict[str, Any]], top: int) -> Dict[str, Any]:
-    total_mpi = sum(float(r["mpi_time"]) for r in profile["rank_info"])
-    total_app = sum(float(r["app_time"]) for r in profile["rank_info"])
+    total_mpi, total_app = share_bases(profile)  # summed over threads as the calls' times are
     sites = []
     for a in found:
         a["percent_mpi"] = 100.0 * a["time"] / total_mpi if total_mpi > 0 else 0.0

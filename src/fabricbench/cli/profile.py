@@ -1,6 +1,7 @@
 """`fabricbench profile -- CMD` (run under the MPI profiler, store the profile) and `show-profile`."""
 from __future__ import annotations
 
+import os
 import shlex
 import tempfile
 from pathlib import Path
@@ -56,7 +57,8 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     store = state.store  # open (and check) the database before spending time on the program
     with tempfile.TemporaryDirectory(prefix="fabricbench-profile-") as tmp:
         guard().remove_on_death(tmp)  # also when fabricbench is SIGKILLed while the program runs
-        path = Path(keep).resolve() if keep else Path(tmp) / "profile.json"
+        # Absolute, without following a symbolic link at the end: the profiler refuses one.
+        path = Path(os.path.abspath(Path(keep).expanduser())) if keep else Path(tmp) / "profile.json"
         rc, data, reason = run_profiled(argv, path, env=env, timeout=timeout)
     if data is None:
         raise NoProfile(reason)
@@ -67,6 +69,8 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     for c in s["top_calls"][:3]:
         console.print(f"  {c['sentence']}", highlight=False, markup=False)
     console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False, markup=False)
+    if keep and reason.startswith("profile kept at"):  # --keep named something it may not replace
+        console.print(f"--keep: {reason}", highlight=False, markup=False)
     if rc != 0:
         raise NoProfile(f"the profile was stored as run {run.id}, but {reason}")
 

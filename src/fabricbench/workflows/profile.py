@@ -13,6 +13,8 @@ debug information, and adds the names to the profile as ``callsite_names``.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import subprocess
 import sys
 import threading
@@ -97,9 +99,10 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
         from fabricbench.native import profiler_library
 
         library = profiler_library()
-    path = Path(profile_path).expanduser().resolve()
+    # Absolute, but a symbolic link at the end is not followed: the profiler refuses it.
+    path = Path(os.path.abspath(Path(profile_path).expanduser()))
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
+    if own_regular_file(path):
         path.unlink()  # never mistake an old profile for this run's
     argv, environ = prepare_command(command, library, path, env)
 
@@ -140,16 +143,61 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
 
     if timed_out:
         return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {timeout:g} s and was stopped")
-    if not path.exists():
+    kept = kept_profile(path, stderr_text)
+    written = path if own_regular_file(path) and not kept else kept
+    if written is None:
         return ProfiledRun(rc, None, "no profile was produced: " + explain_exit(rc, stderr_text))
     try:
-        profile = load_profile(path)
+        profile = load_profile(written)
     except ProfileError as exc:
         return ProfiledRun(rc, None, f"the profile is unusable: {exc}")
     resolve_callsites(profile)
+    where = f"profile written to {path}"
+    if kept:
+        where = f"profile kept at {kept}: {path} is {describe_target(path)}, not a regular file of yours, and was left unchanged"
     if rc != 0:
-        return ProfiledRun(rc, profile, explain_exit(rc, stderr_text))  # the profile is there: only why it failed
-    return ProfiledRun(rc, profile, f"profile written to {path}")
+        why = explain_exit(rc, stderr_text)  # the profile is there: only why it failed (and where, if kept)
+        return ProfiledRun(rc, profile, f"{where}; {why}" if kept else why)
+    return ProfiledRun(rc, profile, where)
+
+
+def own_regular_file(path: Path) -> bool:
+    """True when path is a regular file of this user (a symbolic link is not followed): the
+    only thing a profile may replace."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+
+
+def describe_target(path: Path) -> str:
+    """What stands at path, in the words the profiler's message uses."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    mode = st.st_mode
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return words
+    if stat.S_ISREG(mode) and st.st_uid != os.geteuid():
+        return f"a file owned by another user (uid {st.st_uid})"
+    return "a regular file"
+
+
+def kept_profile(path: Path, stderr_text: str) -> Optional[Path]:
+    """The temporary file the profiler kept beside path (it refused to replace what stands
+    there and said so on stderr), if it is there."""
+    pattern = re.compile(r"libfabricbench-prof: .*?the profile is kept at (%s\.tmp\.\d+(?:\.\d+)?)\b"
+                         % re.escape(str(path)))
+    for match in pattern.finditer(stderr_text):
+        kept = Path(match.group(1))
+        if own_regular_file(kept):
+            return kept
+    return None
 
 
 ADDR2LINE_BATCH = 2000
