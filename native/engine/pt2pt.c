@@ -211,7 +211,7 @@ static void report_latency(pair_state *s, const fb_plan *plan, double *samples, 
         pt.value = elapsed * 1e6 / (2.0 * (double)plan->iterations);
         pt.iterations = plan->iterations;
         peers_01(&pt.params);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
     }
     fb_emit(ctx, &pt, 1);
 }
@@ -240,7 +240,7 @@ static void report_window_bandwidth(pair_state *s, const fb_plan *plan, double *
         pt.iterations = plan->iterations;
         fb_json_int(&pt.params, "window", s->window);
         peers_01(&pt.params);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
         fb_json_num(&pt.detail, "elapsed_s", elapsed);
     }
     fb_emit(ctx, &pt, 1);
@@ -324,7 +324,7 @@ static void report_mbw_mr(pair_state *s, const fb_plan *plan, double *samples, d
             pt->iterations = plan->iterations;
             fb_json_int(&pt->params, "window", s->window);
             pairs_params(&pt->params, pairs);
-            fb_plan_detail(&pt->detail, plan);
+            fb_point_plan(pt, plan);
             fb_json_num(&pt->detail, "elapsed_s", slowest);
             if (pairs > MAX_DETAIL_PAIRS)
                 continue;
@@ -385,7 +385,7 @@ static void report_multi_lat(pair_state *s, const fb_plan *plan, double *samples
         pt.value = sum / pairs; /* OSU: the average over pairs of each pair's latency */
         pt.iterations = plan->iterations;
         pairs_params(&pt.params, pairs);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
         fb_json_str(&pt.detail, "stats_over", "samples of all pairs, pooled");
         if (stride > 1)
             fb_json_int(&pt.detail, "pooled_every_nth_sample", stride);
