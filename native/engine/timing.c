@@ -346,9 +346,10 @@ void fb_plan_detail(fb_json *detail, const fb_plan *plan)
     fb_json_int(detail, "batch", plan->batch);
     fb_json_int(detail, "warmup_iterations", plan->warmup);
     fb_json_num(detail, "warmup_estimate_us", plan->estimate * 1e6);
-    if (plan->stopped_early) {
+    if (plan->stopped_early)
         fb_json_bool(detail, "stopped_early", 1);
+    if (plan->stopped_early || plan->stop == FB_STOP_PRECISION)
         fb_json_int(detail, "iterations_planned", plan->planned);
+    if (plan->stopped_early)
         fb_json_num(detail, "time_limit_s", plan->limit);
-    }
 }
