@@ -197,6 +197,11 @@ static const option_def options[] = {
              "(1000-based). Collectives: bytes per rank (see the record params)."},
     {"--window", "N", p_int, F(window), 0, FB_OPT_WINDOW, 1, 1 << 20, .expected = "a positive integer",
      .help = "messages in flight per iteration for bw, bibw, mbw_mr, allpairs (64)"},
+    {"--max-window-bytes", "BYTES", p_bytes, F(window_bytes), 0, FB_OPT_WINDOW_BYTES, 1, LLONG_MAX,
+     .expected = "a byte count of at least 1 (suffixes K, M, G, KiB, MiB, GiB)",
+     .help = "bw, bibw, mbw_mr: fewer messages per window where window x size would\n"
+             "exceed BYTES (at least one), so a slow link's large sizes fit their\n"
+             "time; the record's params.window says what was used (no cap)"},
     {"--warmup", "N", p_int, F(warmup), 0, 0, 0, INT_MAX, .expected = "an integer >= 0",
      .help = "warm-up iterations per point (default: automatic, doubling rounds\n"
              "until a round lasts 10 ms or a quarter of the time budget)"},

@@ -261,6 +261,8 @@ static void options_json(fb_ctx *ctx, fb_json *j)
         fb_json_int(j, NULL, ctx->sizes[i]);
     fb_json_close_array(j);
     fb_json_int(j, "window", o->window);
+    if (o->window_bytes > 0)
+        fb_json_int(j, "max_window_bytes", o->window_bytes);
     if (o->warmup >= 0)
         fb_json_int(j, "warmup", o->warmup);
     else

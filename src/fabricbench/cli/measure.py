@@ -119,6 +119,7 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
     if time_budget:
         extra += ["--time-budget", str(time_budget)]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
+    steps = announce_time(steps, chosen, repeat)
     store = state.store
     with make_progress(
         console,
@@ -139,6 +140,40 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
     print_headlines(store, outcome.run)
     console.print(f"more: fabricbench show {outcome.run.id} (every point), "
                   f"fabricbench report {outcome.run.id} -o report.html (plots)", highlight=False, markup=False)
+
+
+def announce_time(steps, launcher, repeat: int):
+    """Bound the run's time before it starts (workflows.suite_time): say it, and say which points
+    a slow link made measure with fewer messages per window or skip. Returns the steps to run."""
+    from fabricbench.workflows.suite_time import link_rate_Bps, plan_time
+
+    rate = link_rate_Bps(launcher)
+    tp = plan_time(steps, launcher.layout.np or 2, rate, repeat)
+    link = f" at the link's {fmt.number(rate * 8 / 1e6)} Mbit/s" if rate else ""
+    console.print(f"{tp.points} points in {len(tp.steps)} benchmarks{link}: at most about "
+                  f"{fmt.duration(tp.bound_s)} (each point stops at its precision, or at twice its time budget)",
+                  highlight=False, markup=False)
+    fewer = [a for a in tp.adjustments if a.window is not None]
+    if fewer:
+        by: dict = {}
+        for a in fewer:
+            by.setdefault(a.benchmark, []).append(a.size)
+        for bench, sized in by.items():
+            console.print(f"  {bench}: fewer than {fewer[0].original_window} messages per window from "
+                          f"{fmt.binary_size(min(sized))} on, so that each point's minimum iterations fit its time",
+                          highlight=False, markup=False)
+    if tp.skipped:
+        by = {}
+        for a in tp.skipped:
+            by.setdefault(a.benchmark, []).append(a.size)
+        for bench, sized in by.items():
+            console.print(f"  {bench}: skipped from {fmt.binary_size(min(sized))} on ({len(sized)} sizes): its "
+                          "minimum iterations alone would take longer than a point's share on this link",
+                          style="yellow", highlight=False, markup=False)
+    if not tp.steps:
+        raise UsageError("nothing left to measure: every point is too slow for this link; "
+                         "choose smaller --sizes")
+    return tp.steps
 
 
 def headline_lines(store, run) -> list:
