@@ -97,6 +97,10 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
 @click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
+@click.option("--precision", type=click.FloatRange(min=0, max=1), metavar="P",
+              help="Stop each point once the 95% CI of its median is within P x median (engine default 0.01); "
+              "the time budget stays the ceiling and points that miss P are marked in show and report; 0: fill "
+              "the budget.")
 @click.option("--order", type=click.Choice(["ascending", "random"]), default="ascending", show_default=True,
               help="Order in which each benchmark measures its sizes: random (a shuffle from the engine's seed) "
               "scatters a burst of load over the curve instead of a run of neighbouring sizes.")
@@ -105,7 +109,7 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
               "time budget (or --iterations) is split between them. compare takes the spread between launches "
               "as the run-to-run noise; 1 launches once.")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order, repeat):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, precision, order, repeat):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
     Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
@@ -118,6 +122,10 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         extra += ["--iterations", str(iterations)]
     if time_budget:
         extra += ["--time-budget", str(time_budget)]
+    if precision is not None:
+        if iterations:
+            raise UsageError("--precision is the stopping rule of the adaptive count; --iterations fixes the count")
+        extra += ["--precision", f"{precision:g}"]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
     steps = announce_time(steps, chosen, repeat)
     store = state.store
