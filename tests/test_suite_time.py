@@ -78,3 +78,25 @@ def test_run_announces_its_bound_and_show_marks_points_short_of_precision(cli):
     assert "did not reach" not in cli("show", "2").stdout, loose
     bad = cli("run", "latency", "--iterations", "5", "--precision", "0.01", check=False)
     assert bad.returncode == 2 and "--precision" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_merged_launches_get_the_precision_of_all_their_samples():
+    from fabricbench.analysis.precision import from_sketch, median_ci_ranks
+    from fabricbench.workflows.repeats import merge
+
+    assert median_ci_ranks(5) is None and median_ci_ranks(100) == (39, 60)
+    q = [1.0 + k / 100 for k in range(101)]  # uniform on [1, 2]
+    rec = from_sketch(q, 100, 0.01)
+    assert rec["median_ci"] == pytest.approx([1.0 + 39 / 99, 1.0 + 60 / 99])
+    assert rec["reached"] == pytest.approx((21 / 99) / 2 / 1.5) and rec["met"] is False
+
+    def launch(n, value):
+        return Measurement(benchmark="allreduce", params={"size": 8}, metric="latency", unit="us", value=value,
+                           n=n, iterations=n, min=1.0, median=1.5, mean=1.6, p99=2.0, max=2.0, stdev=0.3,
+                           detail={"sketch": {"q": q}, "stats_over": "per-call time, max over ranks",
+                                   "precision": {"confidence": 0.95, "reached": 0.5, "target": 0.01, "met": False}})
+    merged = merge(launch(50, 1.2), launch(150, 1.4))
+    pr = merged.detail["precision"]
+    assert merged.n == 200 and pr["target"] == 0.01 and pr == from_sketch(merged.detail["sketch"]["q"], 200, 0.01)
+    # OSU's collective figure over both launches: weighted by calls, not a harmonic rate.
+    assert merged.value == pytest.approx((1.2 * 50 + 1.4 * 150) / 200)

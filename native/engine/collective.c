@@ -152,7 +152,7 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
         fb_plan plan;
         double elapsed;
         fb_prepare(ctx, &kern, &plan);
-        double *samples = fb_measure(ctx, &kern, &plan, &elapsed);
+        double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
         /* One sample per call on every rank (collectives are never batched), the same count
          * on every rank (the plan and the guard's verdicts are shared). */
         double average = elapsed * 1e6 / (double)plan.iterations;

@@ -264,7 +264,19 @@ double fb_time_samples(fb_kernel *k, long long iterations, long long batch, long
     return total;
 }
 
+static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed, int max_over_ranks);
+
 double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
+{
+    return measure(ctx, k, plan, elapsed, 0);
+}
+
+double *fb_measure_max_over_ranks(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
+{
+    return measure(ctx, k, plan, elapsed, 1);
+}
+
+static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed, int max_over_ranks)
 {
     double *samples = fb_malloc((size_t)plan->samples * sizeof *samples);
     double total = 0.0;
@@ -281,15 +293,23 @@ double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
         /* Outside the timed region: the next sample starts its clock after the verdict. */
         long long done = s * plan->batch;
         long long next = 0;
-        if (ctx->rank == 0) {
-            /* The stopping rule, each time the samples grew by a quarter (linear cost each time). */
-            int check = plan->precision_target > 0.0 && s >= FB_PRECISION_MIN_SAMPLES && done >= plan->floor &&
-                        s >= checked + checked / 4;
-            if (check)
-                checked = s;
-            next = check && fb_precision_reached(plan, samples, s, done) ? -1
-                                                                         : guard_next(plan, s, done, MPI_Wtime() - start);
+        /* The stopping rule, each time the samples grew by a quarter (linear cost each time);
+         * every rank knows s, so every rank knows when a check comes. */
+        int check = plan->precision_target > 0.0 && s >= FB_PRECISION_MIN_SAMPLES && done >= plan->floor &&
+                    s >= checked + checked / 4;
+        if (check)
+            checked = s;
+        const double *judged = samples;
+        double *maxima = NULL;
+        if (check && max_over_ranks && ctx->np > 1) {
+            maxima = ctx->rank == 0 ? fb_malloc((size_t)s * sizeof *maxima) : NULL;
+            MPI_Reduce(samples, maxima, (int)s, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            judged = maxima;
         }
+        if (ctx->rank == 0)
+            next = check && fb_precision_reached(plan, judged, s, done) ? -1
+                                                                        : guard_next(plan, s, done, MPI_Wtime() - start);
+        free(maxima);
         next = guard_verdict(next);
         if (next < 0)
             plan->stop = FB_STOP_PRECISION;

@@ -73,6 +73,11 @@ void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan);
  * the total timed seconds. */
 double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed);
 
+/* fb_measure for points whose record is over the maximum across ranks, sample by sample
+ * (collectives: a call's time is its slowest rank's): the stopping rule judges those maxima
+ * (every rank joins a reduction at each check) instead of rank 0's own samples. */
+double *fb_measure_max_over_ranks(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed);
+
 /* A barrier that sleeps while it waits, so ranks with nothing to do (the ranks outside
  * a point-to-point measurement) leave the CPU to the ranks being measured; this matters
  * whenever ranks share cores. Never used inside a timed region. */

@@ -7,7 +7,7 @@ the point's ``target`` and whether it ``met`` it. Numbers only; the words are th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,45 @@ def missed_share(points: Iterable[Any]) -> Tuple[int, int]:
 
 def _num(v: Any) -> Optional[float]:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def median_ci_ranks(n: int, confidence: float = 0.95) -> Optional[Tuple[int, int]]:
+    """The 0-based order statistics [lo, hi] bounding the median's CI in n sorted samples (the
+    engine's rule, stats.c: the widest j with P(Binomial(n, 1/2) < j) <= (1 - confidence) / 2;
+    exact up to 4096, the normal approximation above); None below 6 samples."""
+    import math
+
+    if n < 6:
+        return None
+    tail = (1.0 - confidence) / 2.0
+    if n <= 4096:
+        cdf, j = 0.0, 0
+        log_half = -n * math.log(2.0)
+        for k in range(n):
+            pmf = math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + log_half)
+            if cdf + pmf > tail:
+                break
+            cdf += pmf
+            j = k + 1
+    else:
+        j = math.floor(0.5 * n - 0.5 * 1.959963984540054 * math.sqrt(n))
+    j = max(j, 1)
+    return j - 1, n - j
+
+
+def from_sketch(q: Sequence[float], n: int, target: Optional[float]) -> dict:
+    """A detail.precision record for n samples known only by their 101 quantiles q (merged
+    launches): the interval's order statistics read off the sketch by interpolation."""
+    import numpy as np
+
+    ranks = median_ci_ranks(n)
+    rec: dict = {"confidence": 0.95, "reached": None, "target": target}
+    if ranks is not None:
+        grid = np.linspace(0.0, 1.0, len(q))
+        lo, hi = (float(np.interp(r / (n - 1), grid, q)) for r in ranks)
+        median = float(np.interp(0.5, grid, q))
+        rec["median_ci"] = [lo, hi]
+        rec["reached"] = (hi - lo) / 2.0 / abs(median) if median else None
+    if target:
+        rec["met"] = rec["reached"] is not None and rec["reached"] <= target
+    return rec
