@@ -113,3 +113,12 @@ def test_collectives_carry_a_per_call_distribution(engine, validator, benchmark)
         assert len(d["per_rank"]) == 4
         assert p["value"] == pytest.approx(sum(d["per_rank"]) / 4)
         assert d["rank_average_min"] <= p["value"] <= d["rank_average_max"] <= p["mean"] * (1 + 1e-9)
+
+
+def test_a_collective_stopped_by_its_precision_met_it_in_its_record(engine, validator):
+    # The rule judges the per-call maxima over ranks, the very values of the record.
+    points = check_complete_run(run_engine(engine, 4, ["allreduce", "--sizes", "8:8", "--time-budget", "5",
+                                                       "--precision", "0.3"]), validator, 4, "allreduce")
+    d = points[0]["detail"]
+    assert d["stop"] == "precision" and points[0]["n"] >= 30
+    assert d["precision"]["met"] is True and d["precision"]["reached"] <= 0.3
