@@ -127,7 +127,8 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
             raise UsageError("--precision is the stopping rule of the adaptive count; --iterations fixes the count")
         extra += ["--precision", f"{precision:g}"]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
-    steps = announce_time(steps, chosen, repeat)
+    steps, bound_s = announce_time(steps, chosen, repeat)
+    started = time.monotonic()
     store = state.store
     with make_progress(
         console,
@@ -145,6 +146,9 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         f"on {chosen.layout.np} ranks, stored in {safe_markup(store.where)}",
         highlight=False,
     )
+    took = time.monotonic() - started
+    console.print(f"took {fmt.duration(took)} (announced: at most about {fmt.duration(bound_s)})",
+                  style="yellow" if took > 1.25 * bound_s else None, highlight=False, markup=False)
     print_headlines(store, outcome.run)
     console.print(f"more: fabricbench show {outcome.run.id} (every point), "
                   f"fabricbench report {outcome.run.id} -o report.html (plots)", highlight=False, markup=False)
@@ -153,10 +157,10 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
 def announce_time(steps, launcher, repeat: int):
     """Bound the run's time before it starts (workflows.suite_time): say it, and say which points
     a slow link made measure with fewer messages per window or skip. Returns the steps to run."""
-    from fabricbench.workflows.suite_time import link_rate_Bps, plan_time
+    from fabricbench.workflows.suite_time import launch_seconds, link_rate_Bps, plan_time
 
     rate = link_rate_Bps(launcher)
-    tp = plan_time(steps, launcher.layout.np or 2, rate, repeat)
+    tp = plan_time(steps, launcher.layout.np or 2, rate, repeat, launch_s=launch_seconds())
     link = f" at the link's {fmt.number(rate * 8 / 1e6)} Mbit/s" if rate else ""
     console.print(f"{tp.points} points in {len(tp.steps)} benchmarks{link}: at most about "
                   f"{fmt.duration(tp.bound_s)} (each point stops at its precision, or at twice its time budget)",
@@ -181,7 +185,7 @@ def announce_time(steps, launcher, repeat: int):
     if not tp.steps:
         raise UsageError("nothing left to measure: every point is too slow for this link; "
                          "choose smaller --sizes")
-    return tp.steps
+    return tp.steps, tp.bound_s
 
 
 def headline_lines(store, run) -> list:

@@ -99,8 +99,24 @@ def iteration_s(benchmark: str, size: int, window: int, ranks: int, rate_Bps: fl
     return nbytes / rate_Bps
 
 
-def plan_time(steps: Sequence[Step], ranks: int, rate_Bps: Optional[float], repeat: int = 1) -> TimePlan:
-    """The steps adjusted to fit (see the module docstring) and the bound of the whole run."""
+def launch_seconds(load: Optional[float] = None, cores: Optional[int] = None) -> float:
+    """Seconds one launch costs besides its points: LAUNCH_S on an idle machine, stretched by how
+    far the host's run queue exceeds its cores (start-up is CPU work that waits its turn)."""
+    import os
+
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+    cores = cores or os.cpu_count() or 1
+    return LAUNCH_S * max(1.0, load / cores)
+
+
+def plan_time(steps: Sequence[Step], ranks: int, rate_Bps: Optional[float], repeat: int = 1,
+              launch_s: float = LAUNCH_S) -> TimePlan:
+    """The steps adjusted to fit (see the module docstring) and the bound of the whole run:
+    every point at its ceiling, plus `launch_s` per launch and one more for the host facts."""
     repeat = max(1, repeat)
     out: List[Step] = []
     adjustments: List[Adjustment] = []
@@ -153,7 +169,8 @@ def plan_time(steps: Sequence[Step], ranks: int, rate_Bps: Optional[float], repe
         if cap_bytes is not None:
             new = replace(new, args=_without(tuple(new.args), "--max-window-bytes") + ("--max-window-bytes", str(cap_bytes)))
         out.append(new)
-        bound += repeat * LAUNCH_S
+        bound += repeat * launch_s
+    bound += launch_s  # the host facts are collected through one launch first
     return TimePlan(out, bound, points, rate_Bps, adjustments)
 
 
