@@ -487,7 +487,8 @@ EXAMPLE_VALUES = {
     "--sizes": "4:8", "--window": "2", "--warmup": "1", "--iterations": "2", "--time-budget": "0.01",
     "--min-iterations": "2", "--cache": "cold", "--cache-pool": "64K", "--validate": None, "--seed": "3",
     "--pairs": "1", "--random-rings": "1", "--root": "1", "--format": "jsonl", "--mode": "pairs",
-    "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random",
+    "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random", "--precision": "0.05",
+    "--max-window-bytes": "1K",
 }
 
 
