@@ -100,3 +100,20 @@ def test_merged_launches_get_the_precision_of_all_their_samples():
     assert merged.n == 200 and pr["target"] == 0.01 and pr == from_sketch(merged.detail["sketch"]["q"], 200, 0.01)
     # OSU's collective figure over both launches: weighted by calls, not a harmonic rate.
     assert merged.value == pytest.approx((1.2 * 50 + 1.4 * 150) / 200)
+
+
+def test_the_report_marks_points_short_of_their_precision(tmp_path):
+    import fabricbench
+    from fabricbench.report import build_report, render_html
+
+    def m(size, met):
+        return Measurement("latency", {"ranks": 2, "size": size}, "latency", "us", value=2.0, n=100, iterations=100,
+                           min=1.0, median=2.0, mean=2.0, p99=3.0, max=3.0, stdev=0.1,
+                           detail={"precision": {"confidence": 0.95, "median_ci": [1.9, 2.1], "reached": 0.05,
+                                                 "target": 0.01 if not met else 0.1, "met": met}})
+
+    store = fabricbench.open_db(str(tmp_path / "p.db"))
+    run = store.save_run([m(8, True), m(16, False)], status="complete")
+    html = render_html(build_report(store, [run.id]))
+    assert "* marks a point whose median" in html and "wider than its --precision target" in html
+    assert '<td class="r">2.00 *</td>' in html and '<td class="r">2.00</td>' in html  # 16 B marked, 8 B not

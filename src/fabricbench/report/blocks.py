@@ -284,8 +284,8 @@ def series_tables(
             rows.append(row)
         cap = caption
         if any(missed_precision(p) for s, _ in chunk for p in s.points):
-            cap = (f"{cap} * the median's 95% confidence interval stayed wider than the point's --precision "
-                   "target when its time budget ran out.").strip()
+            cap = (f"{cap}; * marks a point whose median's 95% confidence interval stayed wider than its "
+                   "--precision target when its time budget ran out").strip("; ")
         if len(series) > per_table:
             cap = f"{caption} (columns {start + 1}-{start + len(chunk)} of {len(series)})".strip()
         tables.append(Table(columns, rows, caption=cap))
