@@ -169,11 +169,11 @@ def announce_time(steps, launcher, repeat: int):
     if fewer:
         by: dict = {}
         for a in fewer:
-            by.setdefault(a.benchmark, []).append(a.size)
-        for bench, sized in by.items():
-            console.print(f"  {bench}: fewer than {fewer[0].original_window} messages per window from "
-                          f"{fmt.binary_size(min(sized))} on, so that each point's minimum iterations fit its time",
-                          highlight=False, markup=False)
+            by.setdefault(a.benchmark, []).append(a)
+        for bench, adjusted in by.items():
+            console.print(f"  {bench}: fewer than {adjusted[0].original_window} messages per window from "
+                          f"{fmt.binary_size(min(a.size for a in adjusted))} on, so that each point's minimum "
+                          "iterations fit its time", highlight=False, markup=False)
     if tp.skipped:
         by = {}
         for a in tp.skipped:
