@@ -117,3 +117,17 @@ def test_the_report_marks_points_short_of_their_precision(tmp_path):
     html = render_html(build_report(store, [run.id]))
     assert "* marks a point whose median" in html and "wider than its --precision target" in html
     assert '<td class="r">2.00 *</td>' in html and '<td class="r">2.00</td>' in html  # 16 B marked, 8 B not
+
+
+def test_the_lab_rate_is_the_slowest_link_between_the_hosts_used():
+    from types import SimpleNamespace
+
+    from fabricbench.workflows.suite_time import launch_seconds, link_rate_Bps
+
+    rates = {"n1": 1e9, "n2": 1e9, "n3": 50e6}
+    lab = SimpleNamespace(node_names=list(rates), node=lambda h: SimpleNamespace(rate_bps=rates[h], switch="sw1"),
+                          spec=SimpleNamespace(uplink_bps=lambda: None))
+    assert link_rate_Bps(SimpleNamespace(lab=lab, layout=SimpleNamespace(hosts=["n1", "n2"]))) == 1e9 / 8
+    assert link_rate_Bps(SimpleNamespace(lab=lab, layout=SimpleNamespace(hosts=["n1", "n3", "n1"]))) == 50e6 / 8
+    assert link_rate_Bps(SimpleNamespace(layout=SimpleNamespace(hosts=["a", "b"]))) is None  # no lab: unknown
+    assert launch_seconds(load=0.5, cores=2) == launch_seconds(load=2.0, cores=2) < launch_seconds(load=8.0, cores=2)
