@@ -162,13 +162,22 @@ def test_collective_records(engine, validator, benchmark, sizes):
     points = check_complete_run(run_engine(engine, 4, args), validator, 4, benchmark)
     assert sizes_of(points) == sizes
     for p in points:
-        assert (p["metric"], p["unit"], p["iterations"], p["n"]) == ("latency", "us", 5, 4)
+        # The distribution is over the 5 calls (each call's time: the max over ranks); the
+        # value stays OSU's mean over ranks of each rank's average, with the rank extremes.
+        assert (p["metric"], p["unit"], p["iterations"], p["n"]) == ("latency", "us", 5, 5)
         detail = p["detail"]
+        assert detail["stats_over"] == "per-call time, max over ranks"
         per_rank = detail["per_rank"]
         assert len(per_rank) == 4 and all(v > 0 for v in per_rank)
-        assert p["value"] == pytest.approx(p["mean"]) == pytest.approx(sum(per_rank) / 4)
-        assert p["min"] == pytest.approx(per_rank[detail["min_rank"]]) == pytest.approx(min(per_rank))
-        assert p["max"] == pytest.approx(per_rank[detail["max_rank"]]) == pytest.approx(max(per_rank))
+        assert p["value"] == pytest.approx(sum(per_rank) / 4)
+        assert detail["rank_average_min"] == pytest.approx(per_rank[detail["min_rank"]]) == pytest.approx(min(per_rank))
+        assert detail["rank_average_max"] == pytest.approx(per_rank[detail["max_rank"]]) == pytest.approx(max(per_rank))
+        assert 0 < p["min"] <= p["median"] <= p["p99"] <= p["max"]
+        assert p["min"] <= p["mean"] <= p["max"]
+        # A rank's average call time cannot exceed the mean of the calls' slowest-rank times.
+        assert max(per_rank) <= p["mean"] * (1 + 1e-9)
+        assert detail["fastest_call_us"] <= p["min"] and detail["slowest_call_us"] == pytest.approx(p["max"])
+        assert detail["stop"] == "iterations" and detail["precision"]["target"] is None
         if benchmark != "barrier":
             assert p["params"]["size_meaning"]
         if benchmark in ("bcast", "reduce"):
@@ -320,12 +329,13 @@ def test_the_time_budget_guard_stops_a_point_the_warm_up_misjudged(engine, valid
     # a loaded machine can: the plan asks for ~10^6 budgets' worth, the guard stops at two. (At
     # 1000 a warm-up that was itself 1000x slow, 4 ranks descheduled on 2 cores under MPICH's
     # polling, planned about one budget and was never stopped.)
-    run = run_engine(engine, 4, ["latency", "--sizes", "0:4", "--time-budget", "0.01", "--test-underestimate", "1e6"])
+    run = run_engine(engine, 4, ["latency", "--sizes", "0:4", "--time-budget", "0.01", "--precision", "0",
+                                 "--test-underestimate", "1e6"])
     points = check_complete_run(run, validator, 4, "latency")
     assert run.records[0]["options"]["test_underestimate"] == 1e6
     for p in points:
         d = p["detail"]
-        assert d["stopped_early"] is True and d["time_limit_s"] == pytest.approx(0.02)
+        assert d["stopped_early"] is True and d["time_limit_s"] == pytest.approx(0.02) and d["stop"] == "guard"
         assert 10 <= p["iterations"] < d["iterations_planned"]  # --min-iterations (10) is still the floor
         assert p["n"] == -(-p["iterations"] // d["batch"])  # every sample taken is reported, no more
         assert p["min"] <= p["value"] and p["value"] > 0
@@ -333,7 +343,8 @@ def test_the_time_budget_guard_stops_a_point_the_warm_up_misjudged(engine, valid
 
 def test_the_guard_also_stops_collectives_and_never_a_fixed_count(engine, validator):
     points = check_complete_run(run_engine(engine, 4, ["allreduce", "--sizes", "4:4", "--time-budget", "0.01",
-                                                       "--test-underestimate", "1000"]), validator, 4, "allreduce")
+                                                       "--precision", "0", "--test-underestimate", "1000"]),
+                                validator, 4, "allreduce")
     assert points[0]["detail"]["stopped_early"] is True
     assert points[0]["iterations"] < points[0]["detail"]["iterations_planned"]
     fixed = check_complete_run(run_engine(engine, 2, ["bw", "--sizes", "1K:1K", "--iterations", "30"]), validator, 2, "bw")
@@ -428,6 +439,9 @@ def test_validation_catches_injected_corruption(engine, validator, benchmark, np
         (["bw", "--pairs", "1"], "bw does not take --pairs (it applies to mbw_mr, multi_lat, pingpong_pairs)"),
         (["bw", "--mode", "pairs"], "bw does not take --mode (it applies to allpairs)"),
         (["latency", "--iterations", "5", "--test-underestimate", "10"], "--test-underestimate applies to the adaptive"),
+        (["latency", "--iterations", "5", "--precision", "0.01"], "--precision is the stopping rule of the adaptive"),
+        (["latency", "--precision", "2"], "--precision: expected a fraction from 0 to 1"),
+        (["allpairs", "--precision", "0.01"], "allpairs does not take --precision"),
         ([], "no benchmark given"),
     ],
 )
@@ -473,7 +487,8 @@ EXAMPLE_VALUES = {
     "--sizes": "4:8", "--window": "2", "--warmup": "1", "--iterations": "2", "--time-budget": "0.01",
     "--min-iterations": "2", "--cache": "cold", "--cache-pool": "64K", "--validate": None, "--seed": "3",
     "--pairs": "1", "--random-rings": "1", "--root": "1", "--format": "jsonl", "--mode": "pairs",
-    "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random",
+    "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random", "--precision": "0.05",
+    "--max-window-bytes": "1K",
 }
 
 

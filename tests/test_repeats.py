@@ -93,7 +93,7 @@ def test_run_repeat_stores_each_point_once_with_its_launches(cli, db_path):
     data = json.loads(cli("compare", str(first), str(second), "--json").stdout)
     by_name = {s["definition"]: s for s in data["series"]}
     assert by_name["latency"]["noise_from"] == "launches"
-    # the collectives' points have no CI of their own (2 rank averages); their 3 launches are their spread
+    # the collectives' points carry a per-call distribution and their 3 launches' spread
     assert all(p["p"] is not None for p in by_name["allreduce"]["points"]), by_name["allreduce"]["points"]
     assert "each benchmark launched 3 times, merged per point" in cli("show", str(first)).stdout
 

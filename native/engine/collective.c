@@ -1,8 +1,11 @@
 /* collective.c - blocking collectives, timed call by call as OSU times them.
  *
- * Every rank times each call (a barrier separates calls and is not timed) and
- * averages its own calls; the record summarises those per-rank averages: n = ranks,
- * value = mean over ranks, min and max with the rank that produced them.
+ * Every rank times each call (a barrier separates calls and is not timed). The record's
+ * distribution is over calls: a call's time is the longest any rank spent in it (the
+ * maximum over ranks, call by call, IMB's t_max per call), so n = calls and the median,
+ * p99 and the median's CI exist as for point-to-point. `value` stays OSU's figure: the
+ * mean over ranks of each rank's average call time (OSU's "Avg Latency"), with the
+ * smallest and largest rank average (OSU's Min and Max) in detail.rank_average_min/max.
  *
  * Sizes are bytes per rank: the bytes broadcast (bcast), each rank's vector
  * (reduce, allreduce), each rank's contribution (allgather), each per-destination
@@ -149,25 +152,31 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
         fb_plan plan;
         double elapsed;
         fb_prepare(ctx, &kern, &plan);
-        double *samples = fb_measure(ctx, &kern, &plan, &elapsed);
+        double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
+        /* One sample per call on every rank (collectives are never batched), the same count
+         * on every rank (the plan and the guard's verdicts are shared). */
         double average = elapsed * 1e6 / (double)plan.iterations;
-        double fastest = 1e300, slowest = 0.0, fastest_all, slowest_all;
-        for (long long i = 0; i < plan.samples; i++) {
+        for (long long i = 0; i < plan.samples; i++)
+            samples[i] *= 1e6;
+        double *per_call = ctx->rank == 0 ? fb_malloc((size_t)plan.samples * sizeof *per_call) : NULL;
+        MPI_Reduce(samples, per_call, (int)plan.samples, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        double fastest = 1e300, fastest_all;
+        for (long long i = 0; i < plan.samples; i++)
             if (samples[i] < fastest)
                 fastest = samples[i];
-            if (samples[i] > slowest)
-                slowest = samples[i];
-        }
         MPI_Gather(&average, 1, MPI_DOUBLE, per_rank, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         MPI_Reduce(&fastest, &fastest_all, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&slowest, &slowest_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 
         fb_point pt;
         if (ctx->rank == 0) {
             fb_point_init(&pt, "latency", "us", size);
             pt.label = "Avg Latency";
-            fb_stats_compute(&pt.st, per_rank, ctx->np);
-            pt.value = pt.st.mean;
+            /* The distribution is over calls; the value stays OSU's average over ranks. */
+            fb_stats_compute(&pt.st, per_call, plan.samples);
+            double sum = 0.0;
+            for (int r = 0; r < ctx->np; r++)
+                sum += per_rank[r];
+            pt.value = sum / ctx->np;
             pt.iterations = plan.iterations;
             if (rooted)
                 fb_json_int(&pt.params, "root", s.root);
@@ -176,17 +185,22 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
                 fb_json_str(&pt.params, "op", "MPI_SUM");
             }
             fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
-            fb_json_str(&pt.detail, "stats_over", "per-rank average call time");
-            fb_json_int(&pt.detail, "min_rank", fb_argmin(per_rank, ctx->np));
-            fb_json_int(&pt.detail, "max_rank", fb_argmax(per_rank, ctx->np));
+            fb_json_str(&pt.detail, "stats_over", "per-call time, max over ranks");
+            fb_json_str(&pt.detail, "value_is", "mean over ranks of each rank's average call time (OSU)");
+            long long lo = fb_argmin(per_rank, ctx->np), hi = fb_argmax(per_rank, ctx->np);
+            fb_json_num(&pt.detail, "rank_average_min", per_rank[lo]);
+            fb_json_num(&pt.detail, "rank_average_max", per_rank[hi]);
+            fb_json_int(&pt.detail, "min_rank", lo);
+            fb_json_int(&pt.detail, "max_rank", hi);
             fb_json_open_array(&pt.detail, "per_rank");
             for (int r = 0; r < ctx->np; r++)
                 fb_json_num(&pt.detail, NULL, per_rank[r]);
             fb_json_close_array(&pt.detail);
-            fb_json_num(&pt.detail, "fastest_call_us", fastest_all * 1e6);
-            fb_json_num(&pt.detail, "slowest_call_us", slowest_all * 1e6);
-            fb_plan_detail(&pt.detail, &plan);
+            fb_json_num(&pt.detail, "fastest_call_us", fastest_all);
+            fb_json_num(&pt.detail, "slowest_call_us", pt.st.max);
+            fb_point_plan(&pt, &plan);
         }
+        free(per_call);
         fb_emit(ctx, &pt, 1);
         free(samples);
     }

@@ -200,13 +200,13 @@ void fb_run_exchange(fb_ctx *ctx)
             fb_stats_compute(&pts[0].st, bare_samples, bare.samples);
             pts[0].value = t_bare * 1e6 / 2.0;
             pts[0].iterations = bare.iterations;
-            fb_plan_detail(&pts[0].detail, &bare);
+            fb_point_plan(&pts[0], &bare);
             fb_point_init(&pts[1], "cpu_per_message", "us", s.size);
             fb_stats_compute(&pts[1].st, busy_samples, busy.samples);
             double m = (t_busy * 1e6 / share - c_us) / 2.0;
             pts[1].value = m > 0 ? m : 0.0;
             pts[1].iterations = busy.iterations;
-            fb_plan_detail(&pts[1].detail, &busy);
+            fb_point_plan(&pts[1], &busy);
             for (int p = 0; p < 2; p++)
                 params(&pts[p], share, machine_ranks, machine_cpus, p ? c_us : 0.0);
         }

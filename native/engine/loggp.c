@@ -141,7 +141,7 @@ static void lg_emit(lg_state *s, const char *metric, double *us, long long n, do
         fb_json_close_array(&pt.params);
         if (strcmp(metric, "gap") == 0)
             fb_json_int(&pt.params, "window", s->window);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
     }
     fb_emit(s->ctx, &pt, 1);
 }

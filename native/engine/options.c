@@ -20,6 +20,7 @@ static void set_defaults(fb_options *opt)
     opt->warmup = -1;
     opt->time_budget = 0.2;
     opt->min_iterations = 10;
+    opt->precision = 0.01;
     opt->cache_pool = 64LL << 20;
     opt->seed = 1;
     opt->inject_corruption = -1;
@@ -196,6 +197,11 @@ static const option_def options[] = {
              "(1000-based). Collectives: bytes per rank (see the record params)."},
     {"--window", "N", p_int, F(window), 0, FB_OPT_WINDOW, 1, 1 << 20, .expected = "a positive integer",
      .help = "messages in flight per iteration for bw, bibw, mbw_mr, allpairs (64)"},
+    {"--max-window-bytes", "BYTES", p_bytes, F(window_bytes), 0, FB_OPT_WINDOW_BYTES, 1, LLONG_MAX,
+     .expected = "a byte count of at least 1 (suffixes K, M, G, KiB, MiB, GiB)",
+     .help = "bw, bibw, mbw_mr: fewer messages per window where window x size would\n"
+             "exceed BYTES (at least one), so a slow link's large sizes fit their\n"
+             "time; the record's params.window says what was used (no cap)"},
     {"--warmup", "N", p_int, F(warmup), 0, 0, 0, INT_MAX, .expected = "an integer >= 0",
      .help = "warm-up iterations per point (default: automatic, doubling rounds\n"
              "until a round lasts 10 ms or a quarter of the time budget)"},
@@ -208,6 +214,12 @@ static const option_def options[] = {
              "slower than its warm-up said stops after about 2 x SECONDS"},
     {"--min-iterations", "N", p_ll, F(min_iterations), F(min_iterations_given), FB_OPT_MIN_ITERATIONS, 1, 1LL << 40,
      .expected = "a positive integer", .help = "floor of the adaptive count, also when it stops early (10)"},
+    {"--precision", "P", p_real, F(precision), F(precision_given), FB_OPT_PRECISION, .dlo = 0.0, .dhi = 1.0,
+     .closed = 1, .expected = "a fraction from 0 to 1, e.g. 0.01",
+     .help = "stopping rule of the adaptive count: stop a point once the 95 %\n"
+             "confidence interval of its median (order statistics) has a half-width\n"
+             "of at most P x median, after at least 30 samples and --min-iterations;\n"
+             "--time-budget stays the ceiling. 0: fill the budget (0.01)"},
     {"--cache", "warm|cold", p_choice, F(cache_cold), .choices = cache_words, .expected = "warm or cold",
      .help = "cold: each iteration uses a fresh buffer region of a pool (warm)"},
     {"--cache-pool", "BYTES", p_bytes, F(cache_pool), 0, 0, 4096, LLONG_MAX,
@@ -410,6 +422,8 @@ int fb_options_check(const fb_options *opt, char *err, int errlen)
         return fail(err, errlen, "--iterations (fixed count) and --time-budget (adaptive count) exclude each other");
     if (opt->iterations && opt->min_iterations_given)
         return fail(err, errlen, "--min-iterations applies to the adaptive count, not to --iterations");
+    if (opt->iterations && opt->precision_given)
+        return fail(err, errlen, "--precision is the stopping rule of the adaptive count, not of --iterations");
     if (opt->iterations && opt->test_underestimate > 1.0)
         return fail(err, errlen, "--test-underestimate applies to the adaptive count, not to --iterations");
     return 0;

@@ -23,7 +23,8 @@ enum {
     FB_OPT_PAIRS = 1 << 5, FB_OPT_RANDOM_RINGS = 1 << 6, FB_OPT_ROOT = 1 << 7, FB_OPT_SEED = 1 << 8,
     /* the all-pairs check's own */
     FB_OPT_MODE = 1 << 9, FB_OPT_SIZE = 1 << 10, FB_OPT_REPETITIONS = 1 << 11, FB_OPT_RETEST = 1 << 12,
-    FB_OPT_TIMING = FB_OPT_ITERATIONS | FB_OPT_TIME_BUDGET | FB_OPT_MIN_ITERATIONS,
+    FB_OPT_PRECISION = 1 << 13, FB_OPT_WINDOW_BYTES = 1 << 14,
+    FB_OPT_TIMING = FB_OPT_ITERATIONS | FB_OPT_TIME_BUDGET | FB_OPT_MIN_ITERATIONS | FB_OPT_PRECISION,
     FB_OPT_ALLPAIRS = FB_OPT_MODE | FB_OPT_SIZE | FB_OPT_REPETITIONS | FB_OPT_RETEST,
 };
 
@@ -34,10 +35,13 @@ typedef struct {
     long long size_min, size_max;
 
     int window;                /* bw, bibw, mbw_mr: messages in flight per iteration */
+    long long window_bytes;    /* bw, bibw, mbw_mr: at most this many bytes per window (fewer messages); 0 = no cap */
     int warmup;                /* warm-up iterations per point; -1 = automatic */
     long long iterations;      /* fixed timed iterations per point; 0 = adaptive */
     double time_budget;        /* seconds per point when adaptive */
     int time_budget_given;
+    double precision;          /* stop once the median's 95 % CI half-width / median <= this; 0 = off */
+    int precision_given;
     long long min_iterations;  /* floor of the adaptive count */
     int min_iterations_given;
     int cache_cold;            /* fresh buffer region per iteration */

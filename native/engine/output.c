@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,6 +93,29 @@ static void write_sketch(fb_json *j, const fb_stats *st)
     fb_json_close(j);
 }
 
+/* detail.precision: the median's 95 % CI over the same values, its relative half-width
+ * (reached), and against the point's --precision target whether it met it. */
+static void write_precision(fb_json *j, const fb_point *p)
+{
+    const fb_stats *st = &p->st;
+    fb_json_open(j, "precision");
+    fb_json_num(j, "confidence", FB_CI_LEVEL);
+    if (st->has_ci) {
+        fb_json_open_array(j, "median_ci");
+        fb_json_num(j, NULL, st->ci_lo);
+        fb_json_num(j, NULL, st->ci_hi);
+        fb_json_close_array(j);
+    }
+    fb_json_num(j, "reached", st->has_ci ? st->precision : NAN); /* null: too few samples, or median 0 */
+    if (p->precision_target > 0.0) {
+        fb_json_num(j, "target", p->precision_target);
+        fb_json_bool(j, "met", st->has_ci && isfinite(st->precision) && st->precision <= p->precision_target);
+    } else {
+        fb_json_null(j, "target");
+    }
+    fb_json_close(j);
+}
+
 static void write_point_json(fb_ctx *ctx, const fb_point *p)
 {
     fb_json j;
@@ -119,8 +143,10 @@ static void write_point_json(fb_ctx *ctx, const fb_point *p)
     if (p->detail.len || p->st.has_quantiles) {
         fb_json_open(&j, "detail");
         fb_json_splice(&j, &p->detail);
-        if (p->st.has_quantiles)
+        if (p->st.has_quantiles) {
             write_sketch(&j, &p->st);
+            write_precision(&j, p);
+        }
         fb_json_close(&j);
     }
     fb_record_write(&j);
@@ -235,6 +261,8 @@ static void options_json(fb_ctx *ctx, fb_json *j)
         fb_json_int(j, NULL, ctx->sizes[i]);
     fb_json_close_array(j);
     fb_json_int(j, "window", o->window);
+    if (o->window_bytes > 0)
+        fb_json_int(j, "max_window_bytes", o->window_bytes);
     if (o->warmup >= 0)
         fb_json_int(j, "warmup", o->warmup);
     else
@@ -249,6 +277,10 @@ static void options_json(fb_ctx *ctx, fb_json *j)
         else
             fb_json_num(j, "time_budget_s", o->time_budget);
         fb_json_int(j, "min_iterations", o->min_iterations);
+        if (o->iterations)
+            fb_json_null(j, "precision");
+        else
+            fb_json_num(j, "precision", o->precision);
     }
     fb_json_str(j, "cache", o->cache_cold ? "cold" : "warm");
     fb_json_int(j, "cache_pool_bytes", o->cache_pool);

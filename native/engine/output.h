@@ -20,6 +20,7 @@ typedef struct {
     fb_stats st;
     double value;
     long long iterations;    /* 0: not reported */
+    double precision_target; /* the --precision this point was measured to; 0: none (fb_point_plan) */
     fb_json params;          /* extra params members; size, ranks, cache, validate are added */
     fb_json detail;          /* detail members; omitted when empty */
 } fb_point;
@@ -30,7 +31,8 @@ void fb_point_free(fb_point *p);
 /* Collective, called by every rank once per measured row (one or more records of
  * the same size, e.g. bandwidth and message rate). Checks validation first, then
  * rank 0 writes the records and frees them (pts is used on rank 0 only). A record
- * whose statistics came from fb_stats_compute carries its sketch (detail.sketch). */
+ * whose statistics came from fb_stats_compute carries its sketch (detail.sketch) and the
+ * median's confidence interval with the precision reached (detail.precision). */
 void fb_emit(fb_ctx *ctx, fb_point *pts, int n);
 
 void fb_output_run(fb_ctx *ctx);                    /* rank 0 */

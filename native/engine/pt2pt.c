@@ -34,7 +34,8 @@ typedef struct {
     enum role role;
     int peer;
     int size;
-    int window;
+    int window;          /* messages per window at the current size */
+    int window_max;      /* --window: the reqs array holds this many per direction */
     int both_ways;       /* bibw: both ranks send a window at once */
     int pairs;           /* pairs measured at once (mbw_mr, multi_lat) */
     int plain;           /* warm cache, no validation: the tightest loop */
@@ -50,6 +51,7 @@ static void pair_setup(fb_ctx *ctx, pair_state *s, enum role role, int peer, int
     s->role = role;
     s->peer = peer;
     s->window = window;
+    s->window_max = window;
     s->plain = !ctx->opt.validate && !ctx->opt.cache_cold;
     size_t region = role == IDLE ? 1 : (size_t)fb_largest_size(ctx);
     fb_buf_alloc_for(&s->sbuf, region, &ctx->opt);
@@ -59,6 +61,11 @@ static void pair_setup(fb_ctx *ctx, pair_state *s, enum role role, int peer, int
 
 static void pair_use_size(pair_state *s, long long size)
 {
+    /* --max-window-bytes: fewer messages per window at large sizes (never more than --window). */
+    if (s->window_max > 1 && s->ctx->opt.window_bytes > 0) {
+        long long fit = size > 0 ? s->ctx->opt.window_bytes / size : s->window_max;
+        s->window = (int)(fit < 1 ? 1 : fit > s->window_max ? s->window_max : fit);
+    }
     s->size = (int)size;
     s->ctx->check.size = size;
     fb_buf_use(&s->sbuf, (size_t)size);
@@ -211,7 +218,7 @@ static void report_latency(pair_state *s, const fb_plan *plan, double *samples, 
         pt.value = elapsed * 1e6 / (2.0 * (double)plan->iterations);
         pt.iterations = plan->iterations;
         peers_01(&pt.params);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
     }
     fb_emit(ctx, &pt, 1);
 }
@@ -240,7 +247,7 @@ static void report_window_bandwidth(pair_state *s, const fb_plan *plan, double *
         pt.iterations = plan->iterations;
         fb_json_int(&pt.params, "window", s->window);
         peers_01(&pt.params);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
         fb_json_num(&pt.detail, "elapsed_s", elapsed);
     }
     fb_emit(ctx, &pt, 1);
@@ -324,7 +331,7 @@ static void report_mbw_mr(pair_state *s, const fb_plan *plan, double *samples, d
             pt->iterations = plan->iterations;
             fb_json_int(&pt->params, "window", s->window);
             pairs_params(&pt->params, pairs);
-            fb_plan_detail(&pt->detail, plan);
+            fb_point_plan(pt, plan);
             fb_json_num(&pt->detail, "elapsed_s", slowest);
             if (pairs > MAX_DETAIL_PAIRS)
                 continue;
@@ -385,7 +392,7 @@ static void report_multi_lat(pair_state *s, const fb_plan *plan, double *samples
         pt.value = sum / pairs; /* OSU: the average over pairs of each pair's latency */
         pt.iterations = plan->iterations;
         pairs_params(&pt.params, pairs);
-        fb_plan_detail(&pt.detail, plan);
+        fb_point_plan(&pt, plan);
         fb_json_str(&pt.detail, "stats_over", "samples of all pairs, pooled");
         if (stride > 1)
             fb_json_int(&pt.detail, "pooled_every_nth_sample", stride);

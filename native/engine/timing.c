@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stats.h"
 #include "tags.h"
 
 #define WARMUP_BASE (-(1LL << 40))      /* warm-up iterations are numbered below 0 */
@@ -181,6 +182,17 @@ void fb_plan_point(fb_ctx *ctx, double estimate, double budget, long long min_it
     plan->floor = min_iterations;
     plan->limit = ctx->opt.iterations ? 0.0 : GUARD_FACTOR * budget;
     plan->stopped_early = 0;
+    plan->precision_target = ctx->opt.iterations ? 0.0 : ctx->opt.precision;
+    plan->precision_seen = NAN;
+    plan->stop = FB_STOP_PLANNED;
+}
+
+int fb_precision_reached(fb_plan *plan, const double *samples, long long n, long long iterations)
+{
+    if (plan->precision_target <= 0.0 || n < FB_PRECISION_MIN_SAMPLES || iterations < plan->floor)
+        return 0;
+    plan->precision_seen = fb_median_precision(samples, n);
+    return isfinite(plan->precision_seen) && plan->precision_seen <= plan->precision_target;
 }
 
 void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan)
@@ -252,11 +264,23 @@ double fb_time_samples(fb_kernel *k, long long iterations, long long batch, long
     return total;
 }
 
+static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed, int max_over_ranks);
+
 double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
+{
+    return measure(ctx, k, plan, elapsed, 0);
+}
+
+double *fb_measure_max_over_ranks(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
+{
+    return measure(ctx, k, plan, elapsed, 1);
+}
+
+static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed, int max_over_ranks)
 {
     double *samples = fb_malloc((size_t)plan->samples * sizeof *samples);
     double total = 0.0;
-    long long s = 0;
+    long long s = 0, checked = 0; /* samples at rank 0's last precision check */
     /* Unguarded (--iterations): one stretch of every sample. */
     long long stretch_end = plan->limit > 0.0 ? 1 : plan->samples;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -268,14 +292,36 @@ double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed)
             break;
         /* Outside the timed region: the next sample starts its clock after the verdict. */
         long long done = s * plan->batch;
-        long long next = ctx->rank == 0 ? guard_next(plan, s, done, MPI_Wtime() - start) : 0;
+        long long next = 0;
+        /* The stopping rule, each time the samples grew by a quarter (linear cost each time);
+         * every rank knows s, so every rank knows when a check comes. */
+        int check = plan->precision_target > 0.0 && s >= FB_PRECISION_MIN_SAMPLES && done >= plan->floor &&
+                    s >= checked + checked / 4;
+        if (check)
+            checked = s;
+        const double *judged = samples;
+        double *maxima = NULL;
+        if (check && max_over_ranks && ctx->np > 1) {
+            maxima = ctx->rank == 0 ? fb_malloc((size_t)s * sizeof *maxima) : NULL;
+            MPI_Reduce(samples, maxima, (int)s, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            judged = maxima;
+        }
+        if (ctx->rank == 0)
+            next = check && fb_precision_reached(plan, judged, s, done) ? -1
+                                                                        : guard_next(plan, s, done, MPI_Wtime() - start);
+        free(maxima);
         next = guard_verdict(next);
+        if (next < 0)
+            plan->stop = FB_STOP_PRECISION;
         if (next <= 0)
             break;
         stretch_end = s + next;
     }
     if (s < plan->samples) {
-        plan->stopped_early = 1;
+        if (plan->stop != FB_STOP_PRECISION) {
+            plan->stopped_early = 1;
+            plan->stop = FB_STOP_GUARD;
+        }
         plan->samples = s;
         plan->iterations = s * plan->batch;
     }
@@ -306,14 +352,24 @@ int fb_ranks_outnumber_cores(const fb_ctx *ctx)
     return any;
 }
 
+void fb_point_plan(fb_point *pt, const fb_plan *plan)
+{
+    fb_plan_detail(&pt->detail, plan);
+    pt->precision_target = plan->precision_target;
+}
+
 void fb_plan_detail(fb_json *detail, const fb_plan *plan)
 {
+    static const char *const why[] = {[FB_STOP_PLANNED] = "budget", [FB_STOP_PRECISION] = "precision",
+                                      [FB_STOP_GUARD] = "guard"};
+    fb_json_str(detail, "stop", plan->limit <= 0.0 ? "iterations" : why[plan->stop]);
     fb_json_int(detail, "batch", plan->batch);
     fb_json_int(detail, "warmup_iterations", plan->warmup);
     fb_json_num(detail, "warmup_estimate_us", plan->estimate * 1e6);
-    if (plan->stopped_early) {
+    if (plan->stopped_early)
         fb_json_bool(detail, "stopped_early", 1);
+    if (plan->stopped_early || plan->stop == FB_STOP_PRECISION)
         fb_json_int(detail, "iterations_planned", plan->planned);
+    if (plan->stopped_early)
         fb_json_num(detail, "time_limit_s", plan->limit);
-    }
 }

@@ -15,6 +15,17 @@
 
 #include "fabricbench.h"
 #include "json.h"
+#include "output.h"
+
+/* Why a point's timing stopped (detail.stop). */
+enum fb_stop {
+    FB_STOP_PLANNED,   /* every planned iteration: --iterations N, or the time budget filled */
+    FB_STOP_PRECISION, /* the median's CI reached --precision */
+    FB_STOP_GUARD,     /* the wall-clock guard (2 x budget) cut it short */
+};
+
+/* Samples the stopping rule needs before it may stop a point (besides --min-iterations). */
+#define FB_PRECISION_MIN_SAMPLES 30
 
 typedef struct {
     /* Runs iterations first .. first+count-1 on this rank (every rank calls it). */
@@ -35,6 +46,9 @@ typedef struct {
     long long floor;       /* the guard never stops before this many iterations */
     double limit;          /* seconds of wall time after which the guard stops; 0 = no guard */
     int stopped_early;     /* fb_measure stopped at the limit, before `planned` */
+    double precision_target; /* relative half-width of the median's 95 % CI that stops the point; 0 = none */
+    double precision_seen;   /* rank 0: the figure at the last check (NAN: never checked) */
+    enum fb_stop stop;       /* why fb_measure stopped */
 } fb_plan;
 
 /* Measures MPI_Wtime's resolution and call overhead (microseconds). */
@@ -59,6 +73,11 @@ void fb_prepare(fb_ctx *ctx, fb_kernel *k, fb_plan *plan);
  * the total timed seconds. */
 double *fb_measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed);
 
+/* fb_measure for points whose record is over the maximum across ranks, sample by sample
+ * (collectives: a call's time is its slowest rank's): the stopping rule judges those maxima
+ * (every rank joins a reduction at each check) instead of rank 0's own samples. */
+double *fb_measure_max_over_ranks(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed);
+
 /* A barrier that sleeps while it waits, so ranks with nothing to do (the ranks outside
  * a point-to-point measurement) leave the CPU to the ranks being measured; this matters
  * whenever ranks share cores. Never used inside a timed region. */
@@ -81,6 +100,19 @@ void fb_wait_napping(int n, MPI_Request *reqs, double spin_s);
 /* Collective: do the ranks on some machine (one kernel) outnumber its cores? Then waiting
  * ranks should nap rather than spin. */
 int fb_ranks_outnumber_cores(const fb_ctx *ctx);
+
+/* The stopping rule, for benchmarks that schedule their samples themselves: have
+ * samples[0..n-1] (the iterations they cover: `iterations`) reached the plan's precision
+ * target? Never before FB_PRECISION_MIN_SAMPLES samples and plan->floor iterations; always
+ * false without a target. Call it on the rank that holds the samples (rank 0 in fb_measure)
+ * and share its verdict; it costs linear time in n, so check after the samples grew by a
+ * quarter or more, not after every sample. Sets plan->precision_seen. */
+int fb_precision_reached(fb_plan *plan, const double *samples, long long n, long long iterations);
+
+/* Records how the point was measured (fb_plan_detail) and its precision target, so that the
+ * record's detail.precision says whether the point reached it. Every benchmark that measures
+ * with a plan calls this for each of its records. */
+void fb_point_plan(fb_point *pt, const fb_plan *plan);
 
 /* Adds how the point was measured to a record's detail: batch, warm-up, estimate, and
  * when the guard stopped it, the iterations planned and the time limit. */

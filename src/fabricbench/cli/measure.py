@@ -97,6 +97,10 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--sizes", metavar="MIN:MAX", help="Message sizes for every sized benchmark, e.g. 1:1M.")
 @click.option("--iterations", type=click.IntRange(min=1), help="Fixed iterations per point (default: adaptive time budget).")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), metavar="SECONDS", help="Time budget per point.")
+@click.option("--precision", type=click.FloatRange(min=0, max=1), metavar="P",
+              help="Stop each point once the 95% CI of its median is within P x median (engine default 0.01); "
+              "the time budget stays the ceiling and points that miss P are marked in show and report; 0: fill "
+              "the budget.")
 @click.option("--order", type=click.Choice(["ascending", "random"]), default="ascending", show_default=True,
               help="Order in which each benchmark measures its sizes: random (a shuffle from the engine's seed) "
               "scatters a burst of load over the curve instead of a run of neighbouring sizes.")
@@ -105,7 +109,7 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
               "time budget (or --iterations) is split between them. compare takes the spread between launches "
               "as the run-to-run noise; 1 launches once.")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, order, repeat):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, precision, order, repeat):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
     Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
@@ -118,7 +122,13 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         extra += ["--iterations", str(iterations)]
     if time_budget:
         extra += ["--time-budget", str(time_budget)]
+    if precision is not None:
+        if iterations:
+            raise UsageError("--precision is the stopping rule of the adaptive count; --iterations fixes the count")
+        extra += ["--precision", f"{precision:g}"]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
+    steps, bound_s = announce_time(steps, chosen, repeat)
+    started = time.monotonic()
     store = state.store
     with make_progress(
         console,
@@ -136,9 +146,46 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         f"on {chosen.layout.np} ranks, stored in {safe_markup(store.where)}",
         highlight=False,
     )
+    took = time.monotonic() - started
+    console.print(f"took {fmt.duration(took)} (announced: at most about {fmt.duration(bound_s)})",
+                  style="yellow" if took > 1.25 * bound_s else None, highlight=False, markup=False)
     print_headlines(store, outcome.run)
     console.print(f"more: fabricbench show {outcome.run.id} (every point), "
                   f"fabricbench report {outcome.run.id} -o report.html (plots)", highlight=False, markup=False)
+
+
+def announce_time(steps, launcher, repeat: int):
+    """Bound the run's time before it starts (workflows.suite_time): say it, and say which points
+    a slow link made measure with fewer messages per window or skip. Returns the steps to run."""
+    from fabricbench.workflows.suite_time import launch_seconds, link_rate_Bps, plan_time
+
+    rate = link_rate_Bps(launcher)
+    tp = plan_time(steps, launcher.layout.np or 2, rate, repeat, launch_s=launch_seconds())
+    link = f" at the link's {fmt.number(rate * 8 / 1e6)} Mbit/s" if rate else ""
+    console.print(f"{tp.points} points in {len(tp.steps)} benchmarks{link}: at most about "
+                  f"{fmt.duration(tp.bound_s)} (each point stops at its precision, or at twice its time budget)",
+                  highlight=False, markup=False)
+    fewer = [a for a in tp.adjustments if a.window is not None]
+    if fewer:
+        by: dict = {}
+        for a in fewer:
+            by.setdefault(a.benchmark, []).append(a)
+        for bench, adjusted in by.items():
+            console.print(f"  {bench}: fewer than {adjusted[0].original_window} messages per window from "
+                          f"{fmt.binary_size(min(a.size for a in adjusted))} on, so that each point's minimum "
+                          "iterations fit its time", highlight=False, markup=False)
+    if tp.skipped:
+        by = {}
+        for a in tp.skipped:
+            by.setdefault(a.benchmark, []).append(a.size)
+        for bench, sized in by.items():
+            console.print(f"  {bench}: skipped from {fmt.binary_size(min(sized))} on ({len(sized)} sizes): its "
+                          "minimum iterations alone would take longer than a point's share on this link",
+                          style="yellow", highlight=False, markup=False)
+    if not tp.steps:
+        raise UsageError("nothing left to measure: every point is too slow for this link; "
+                         "choose smaller --sizes")
+    return tp.steps, tp.bound_s
 
 
 def headline_lines(store, run) -> list:

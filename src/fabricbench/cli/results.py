@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fabricbench.analysis.host_state import describe_probes
+from fabricbench.analysis.precision import missed_precision, missed_share
 from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
 from fabricbench.errors import UsageError
 from fabricbench.report import format as fmt
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # the database (SQLAlchemy) is imported when a command opens 
 
 STATUS_STYLE = {"complete": "green", "failed": "red", "interrupted": "yellow", "running": "cyan"}
 STATS = ("value", "min", "median", "p99", "max", "stdev")
+PRECISION_MARK = " *"  # after a median whose 95% CI stayed wider than the point's --precision
 SECONDARY_STATS = ("max", "stdev")  # with n, what a narrow terminal shows in a second table
 
 
@@ -133,9 +135,15 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
         table.secondary = {len(params) + i for i, s in enumerate(stats) if s in SECONDARY_STATS}
         if with_n:
             table.secondary.add(len(params) + len(stats))
+        # A point that did not reach its --precision target is marked after its median; the
+        # other rows get a blank in its place so the numbers stay aligned.
+        marked = any(missed_precision(m) for m in group)
         for m in group:
+            cells = [fmt.number(getattr(m, s)) for s in stats]
+            if marked and "median" in stats:
+                cells[stats.index("median")] += PRECISION_MARK if missed_precision(m) else " " * len(PRECISION_MARK)
             table.add_row(*[Text(_param_text(m.params.get(p))) for p in params],
-                          *[fmt.number(getattr(m, s)) for s in stats], *([fmt.count(m.n) if m.n is not None else ""] if with_n else []))
+                          *cells, *([fmt.count(m.n) if m.n is not None else ""] if with_n else []))
         tables.append(table)
     return tables
 
@@ -187,6 +195,11 @@ def show(state, run_ref, benchmark, as_json):
     console.print("Bandwidth is decimal MB/s (1 MB/s = 10^6 bytes/s).", style="dim")
     for table in measurement_tables(items):
         console.print(table)
+    missed, judged = missed_share(items)
+    if missed:
+        console.print(f"* {missed} of {judged} points did not reach their --precision target (the 95% CI of the "
+                      "median stayed wider when the time budget ran out; a longer --time-budget measures them "
+                      "longer)", style="yellow", highlight=False, markup=False)
     if not items:
         console.print("no measurements stored for this run")
 

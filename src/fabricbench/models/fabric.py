@@ -80,7 +80,7 @@ def _collective_stat(m) -> Optional[float]:
     saw 2x its 1gbit time while the mean rose 5 to 8x), and the profile's calls are re-costed
     against the same mean (``predict``)."""
     detail = m.detail if isinstance(getattr(m, "detail", None), dict) else {}
-    if str(detail.get("stats_over", "")).startswith("per-rank") and m.value is not None:
+    if str(detail.get("stats_over", "")).startswith(("per-rank", "per-call")) and m.value is not None:
         return m.value
     return _stat(m)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from fabricbench.analysis.precision import missed_precision
 from fabricbench.analysis.series import Series, headline, variant_label
 from fabricbench.report import format as fmt
 from fabricbench.report.model import Column, Figure, Section, Table
@@ -260,7 +261,7 @@ def series_tables(
     if not series:
         return []
     labels = series_labels(series)
-    value = value or (lambda m: fmt_value(headline(m)))
+    value = value or (lambda m: fmt_value(headline(m)) + (" *" if missed_precision(m) else ""))
     per_table = max(1, ctx.options.max_table_columns // (1 + len(extras)))
     tables = []
     for start in range(0, len(series), per_table):
@@ -282,6 +283,9 @@ def series_tables(
                     row.append(fn(m, s) if m is not None else "")
             rows.append(row)
         cap = caption
+        if any(missed_precision(p) for s, _ in chunk for p in s.points):
+            cap = (f"{cap}; * marks a point whose median's 95% confidence interval stayed wider than its "
+                   "--precision target when its time budget ran out").strip("; ")
         if len(series) > per_table:
             cap = f"{caption} (columns {start + 1}-{start + len(chunk)} of {len(series)})".strip()
         tables.append(Table(columns, rows, caption=cap))

@@ -19,6 +19,7 @@ import math
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from fabricbench.analysis.precision import from_sketch, precision_of
 from fabricbench.store import Measurement
 from fabricbench.suite import BENCHMARKS, Step
 
@@ -94,6 +95,8 @@ def merge(stored: Measurement, new: Measurement) -> Measurement:
     if isinstance(detail.get("elapsed_s"), (int, float)) and isinstance((new.detail or {}).get("elapsed_s"), (int, float)):
         detail["elapsed_s"] = detail["elapsed_s"] + new.detail["elapsed_s"]
     detail["launches"] = before + [launch_figures(new)]
+    if merged_q is not None and isinstance(detail.get("precision"), dict) and all(p.n for p in parts):
+        detail["precision"] = from_sketch(merged_q, int(total), precision_of(stored).target)
     mean = _weighted([p.mean for p in parts], weights)
     out = replace(
         stored,
@@ -121,6 +124,10 @@ def _merged_value(stored: Measurement, new: Measurement, out: Measurement) -> Op
         return out.mean
     if _same(stored.value, stored.median) and _same(new.value, new.median):
         return out.median
+    if str((stored.detail or {}).get("stats_over", "")).startswith("per-call"):
+        # Collectives: OSU's mean over ranks of each rank's average call, over all calls.
+        its = [float(p.iterations or p.n or 1) for p in (stored, new)]
+        return (stored.value * its[0] + new.value * its[1]) / sum(its)
     its = [p.iterations or p.n or 1 for p in (stored, new)]
     if stored.value > 0 and new.value > 0:
         prior = (stored.iterations or stored.n or 1)
