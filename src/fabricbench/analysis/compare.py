@@ -288,11 +288,9 @@ def _num(x: Any) -> Optional[float]:
 
 
 def _headline(m: Any) -> Optional[float]:
-    for name in ("value", "mean", "median"):
-        v = _num(getattr(m, name, None))
-        if v is not None:
-            return v
-    return None
+    from fabricbench.analysis.record import headline_value  # the figure of record
+
+    return headline_value(m)
 
 
 def _why_not_judged(a: Any, b: Any, ca: Optional[stats.Center], cb: Optional[stats.Center]) -> str:
