@@ -178,12 +178,28 @@ def shown_statistics(m: Any) -> List[Tuple[str, float]]:
     return out
 
 
+# HPCC figures of one link: ping-pong and ring bandwidth per process. PTRANS (all pairs at once),
+# STREAM (memory), DGEMM, HPL, FFT and RandomAccess are not bounded by a link's rate.
+HPCC_LINK_TESTS = ("PingPongBandwidth", "RingBandwidth")
+
+
+def held_to_link(m: Any) -> bool:
+    """Whether a bandwidth figure is bounded by the link's ceiling: network figures yes; HPCC's
+    memory, compute and all-pairs figures no."""
+    if getattr(m, "metric", None) not in BANDWIDTH_METRICS:
+        return False
+    if getattr(m, "benchmark", None) == "hpcc":
+        test = str((getattr(m, "params", None) or {}).get("test", ""))
+        return any(t in test for t in HPCC_LINK_TESTS)
+    return True
+
+
 def over_ceiling(m: Any, peak_MBps: Optional[float], tolerance: float = 0.0) -> List[CeilingExcess]:
     """The point's shown statistics above `peak_MBps` x (1 + tolerance), highest first; [] when the
     point is not a bandwidth in MB/s or no ceiling is known."""
     if not peak_MBps or peak_MBps <= 0 or getattr(m, "unit", None) != "MB/s":
         return []
-    if getattr(m, "metric", None) not in BANDWIDTH_METRICS:
+    if not held_to_link(m):
         return []
     limit = peak_MBps * (1.0 + tolerance)
     seen = set()
