@@ -175,3 +175,28 @@ def test_without_a_fabric_the_check_cannot_run(cli):
     assert out.returncode == 2 and data["exit_status"] == 2 and data["healthy"] is None
     assert data["verdict"].startswith("COULD NOT RUN: could not discover the fabric: ibnetdiscover")
     assert "fabric sim up" in data["error"] and "Traceback" not in out.stderr
+
+
+def test_report_of_a_snapshot_says_what_fabric_check_says_and_draws_the_downed_cable(sim, cli, tmp_path):
+    """One verdict for fabric state: `fabric check` and the report of the same stored snapshot agree,
+    a cable that went down since the previous snapshot included, and the picture draws it dashed."""
+    import base64
+    import html as html_lib
+    import re
+
+    name, rundir, fabric = sim
+    fabric("sim", "up", "--hcas", "8", "--switches", "3")
+    fabric("scan", "--sim")
+    fabric("sim", "inject", "down", "edge2:4")
+    bad = as_json(fabric("check", "--sim", "--json", check=False))
+    assert bad["verdict"].startswith("PROBLEMS: 1 link down (edge2 port 4 - n8 HCA-1 port 1)"), bad["verdict"]
+    again = fabric("check", "--snapshot", str(bad["run"]["id"]), check=False).stdout
+    report = tmp_path / "fabric.html"
+    cli("report", str(bad["run"]["id"]), "-o", str(report), "--plot-format", "svg", check=False)
+    page = html_lib.unescape(report.read_text())
+    assert bad["verdict"] in page and bad["verdict"].split(";")[0] in again, (bad["verdict"], again)
+    svgs = [base64.b64decode(s).decode() for s in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", page)]
+    svgs += re.findall(r"<svg.*?</svg>", page, re.S)
+    topo = [s for s in svgs if "n8" in s]
+    assert topo, "the topology picture leaves out n8, whose cable went down"
+    assert any("stroke-dasharray" in s for s in topo), "the downed cable is not drawn dashed"

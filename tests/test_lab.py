@@ -519,3 +519,27 @@ def test_pairs_across_the_uplink_share_it(make_lab, engine, record_figure):
     # spinning ranks share 2 cores here, which costs the local pairs some percent.
     assert crossing_ok((crossing, crossing_total)), report
     assert local_ok((local, local_total)), report
+
+
+@pytest.mark.lab
+@pytest.mark.mpi
+def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, cli):
+    """A lab run's bandwidth points: whatever per-window sample passed the token bucket above the
+    line rate is named by the run summary and by `show`, never shown silently (analysis/record.py)."""
+    import fabricbench
+    from fabricbench.analysis.record import over_ceiling
+    from fabricbench.report import format as fmt
+
+    make_lab(nodes=2, link="1gbit")
+    out = cli("run", "bw", "--launcher", "lab", "--sizes", "1K:64K", "--repeat", "1", "--time-budget", "0.05")
+    summary = " ".join(out.stdout.split())
+    assert "(rate over all iterations; " in summary, summary
+    store = fabricbench.open_db(str(cli.db))
+    run = store.get_run("last")
+    line = parse_rate("1gbit") / 8 / 1e6  # 125 MB/s
+    over = [m for m in store.measurements(run.id) if over_ceiling(m, line)]
+    shown = " ".join(cli("show", str(run.id)).stdout.split())
+    for m in over:
+        assert f"{fmt.binary_size(m.params['size'])} (" in shown, (m.params["size"], shown)
+    assert ("! above the 125.0 MB/s" in shown) == bool(over), shown
+    assert ("! bw:" in summary) == bool(over), summary

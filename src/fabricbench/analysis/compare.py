@@ -288,11 +288,12 @@ def _num(x: Any) -> Optional[float]:
 
 
 def _headline(m: Any) -> Optional[float]:
-    for name in ("value", "mean", "median"):
-        v = _num(getattr(m, name, None))
-        if v is not None:
-            return v
-    return None
+    """The figure compared when a side has no median: like for like, the OSU-comparable mean that the
+    figure of record keeps (analysis/record.py), never one side's median against the other's mean."""
+    from fabricbench.analysis.record import figure_of_record
+
+    f = figure_of_record(m, with_ci=False)
+    return None if f is None else f.mean if f.mean is not None else f.value
 
 
 def _why_not_judged(a: Any, b: Any, ca: Optional[stats.Center], cb: Optional[stats.Center]) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis import stats
+from fabricbench.analysis.record import figure_of_record
 from fabricbench.analysis.compare import Options, PointComparison, compare_pairs
 from fabricbench.analysis.matching import UNKNOWN, Pair, definition, point_key
 
@@ -82,11 +83,10 @@ def history(runs: Sequence[Any], benchmark: str, size: Optional[int], metric: Op
     out = History(benchmark, metric or "", size, unit)
     strict_lines = list(dict.fromkeys(k.strict for _rd, k, _m in found))
     for rd, key, m in found:
-        c = stats.center(m)
-        ci = stats.median_ci(m, options.level)
+        f = figure_of_record(m, level=options.level)
         out.rows.append(HistoryRow(rd.run, _line_label(key.strict) if len(strict_lines) > 1 else "",
-                                   c.value if c else None, "median" if c and c.statistic == "median" else "value",
-                                   (ci.low, ci.high) if ci else None, m.n, m.benchmark))
+                                   f.value if f else None, f.short if f and not f.is_median else "median",
+                                   f.ci if f else None, m.n, m.benchmark))
     pairs = []
     rows_of_pairs = []
     for strict in strict_lines:

@@ -192,21 +192,45 @@ def _needs_ranks(rd: Any) -> List[str]:
             and not isinstance(m.params.get("ranks"), int) and not isinstance(m.params.get("pairs"), int)]
 
 
+NON_MPI_KINDS = frozenset({"fabric", "transfer"})  # fabric scans and file transfers start no MPI job
+NON_MPI_FORMATS = frozenset({"iperf3", "perftest", "netpipe"})  # imported tools that do not use MPI
+
+
+def imported(run: Any) -> bool:
+    """True for a run made from another tool's output (``fabricbench import``), not measured by fabricbench."""
+    prov = run.provenance if isinstance(run.provenance, dict) else {}
+    return run.kind == "import" or isinstance(prov.get("import"), dict)
+
+
+def uses_mpi(run: Any) -> bool:
+    """Whether the run's figures come from an MPI job, so that rules needing MPI facts apply to it."""
+    if run.kind in NON_MPI_KINDS:
+        return False
+    prov = run.provenance if isinstance(run.provenance, dict) else {}
+    source = prov.get("import") if isinstance(prov.get("import"), dict) else {}
+    return not ({str(source.get("format", "")).lower(), str(source.get("tool", "")).lower()} & NON_MPI_FORMATS)
+
+
 def check_factors(rd: Any) -> List[Finding]:
     run = rd.run
     prov = run.provenance if isinstance(run.provenance, dict) else {}
     out = []
-    unranked = _needs_ranks(rd)
+    mpi = uses_mpi(run)
+    unranked = _needs_ranks(rd) if mpi else []
     if unranked and run_ranks(run) is None:
         out.append(Finding("factors", run, f"rank count not recorded for {_names(unranked)}: these figures depend on it",
                            "re-import with --ranks N (and --hosts a,b --ppn K)"))
     if not prov.get("hosts") and not prov.get("nodes") and not rd.hosts:
         out.append(Finding("factors", run, "hosts not recorded: whether traffic crossed the fabric cannot be told",
-                           "re-import with --hosts a,b --ppn K, or measure with fabricbench (it records every host)"))
-    if not prov.get("mpi_library") and not any(isinstance(h.facts, dict) and (h.facts.get("mpi") or {}).get("library")
-                                               for h in rd.hosts):
-        out.append(Finding("factors", run, "MPI library not recorded", "tag it (--tag mpi=...) or measure with fabricbench",
-                           "warning"))
+                           "re-import with --hosts a,b --ppn K, or measure with fabricbench (it records every host)"
+                           if imported(run) else f"this {run.kind} run did not record its hosts: measure it again "
+                           "with a version that does"))
+    if mpi and not prov.get("mpi_library") and not run.tags.get("mpi") and not any(
+            isinstance(h.facts, dict) and (h.facts.get("mpi") or {}).get("library") for h in rd.hosts):
+        fix = ("tag it (--tag mpi=...) or measure with fabricbench" if imported(run) else
+               f"this {run.kind} run was made by a fabricbench that did not record it for {run.kind} runs: tag it "
+               "(--tag mpi=...) or measure again with a version that records it")
+        out.append(Finding("factors", run, "MPI library not recorded", fix, "warning"))
     busy = busy_host(run)
     if busy:
         out.append(Finding("factors", run, f"the host was busy when the run started ({busy}): other work shared its "
@@ -218,8 +242,15 @@ def check_factors(rd: Any) -> List[Finding]:
 def check_peak(rd: Any) -> List[Finding]:
     from fabricbench.analysis.peaks import SHARED_MEMORY, point_peak, over_peak_note, run_ceiling
 
+    from fabricbench.analysis.record import held_to_link, over_ceiling
+
     run = rd.run
-    bandwidth = [m for m in rd.measurements if m.metric in ("bandwidth", "bibandwidth") and (m.unit or "") == "MB/s"]
+    if not uses_mpi(run) and run.kind != "transfer":  # a fabric scan's counters are not figures to bound
+        return []
+    # Only network figures meet the link's ceiling: STREAM and PTRANS (memory, all pairs at once), DGEMM
+    # and HPL are no figures of one link.
+    bandwidth = [m for m in rd.measurements if m.metric in ("bandwidth", "bibandwidth") and (m.unit or "") == "MB/s"
+                 and held_to_link(m)]
     if not bandwidth:
         return []
     peak = run_ceiling(run, rd.hosts)
@@ -229,17 +260,18 @@ def check_peak(rd: Any) -> List[Finding]:
         return [Finding("peak", run, f"bandwidth without an upper bound: {peak.why_none}",
                         "tag the run with the link it used (--tag fabric=KEY; see 'fabricbench fabrics'; lab links "
                         "lab-1g, ...; shared memory: fabric=shm)")]
-    over = []
+    over = []  # (point, its statistic furthest above the peak): the figure of record, a percentile, the max
     for m in bandwidth:
         bound, _note = point_peak(peak.ceiling, m.benchmark, m.metric, m.params, run)
-        v = m.value if m.value is not None else m.median
-        if bound and v is not None and v > bound:
-            over.append((m, 100.0 * v / bound))
+        excess = over_ceiling(m, bound)
+        if excess:
+            over.append((m, excess[0]))
     if not over:
         return []
-    worst = max(p for _m, p in over)
-    return [Finding("peak", run, f"{len(over)} bandwidth figures exceed their peak ({_names([_what(m) for m, _p in over])}): "
-                    + over_peak_note(peak.ceiling.fabric, worst),
+    top = max((e for _m, e in over), key=lambda e: e.ratio)
+    return [Finding("peak", run, f"{len(over)} bandwidth points show figures above their peak "
+                    f"({_names([_what(m) for m, _e in over])}; worst: {top.statistic} {top.value:,.1f} MB/s): "
+                    + over_peak_note(peak.ceiling.fabric, 100.0 * top.ratio),
                     "check the fabric the run is tagged with; explain the excess wherever the figure is quoted",
                     "warning")]
 
@@ -280,6 +312,9 @@ def _host_moved(a: Any, b: Any) -> Any:
     return host_shift(probes_a, probes_b)
 
 
+# A fabric scan stores port counters and link states, which `fabric check` judges: no rule of
+# benchmarking figures (spread, central tendency, peak, MPI facts) is about them.
+FIGURELESS_KINDS = frozenset({"fabric"})
 CHECKS = (check_base_case, check_rates, check_spread, check_central_tendency, check_factors, check_peak)
 
 
@@ -287,6 +322,8 @@ def lint(runs: Sequence[Any]) -> LintResult:
     """Every finding for the runs (RunData), run by run, then across them."""
     result = LintResult(runs=[r.run for r in runs])
     for rd in runs:
+        if rd.run.kind in FIGURELESS_KINDS:
+            continue
         for check in CHECKS:
             result.findings.extend(check(rd))
     result.findings.extend(check_differences(runs))

@@ -71,12 +71,10 @@ class Series:
 
 
 def headline(m: Any) -> Optional[float]:
-    """The figure a measurement stands for: its value, else its mean, else its median."""
-    for name in ("value", "mean", "median"):
-        v = getattr(m, name, None)
-        if v is not None:
-            return float(v)
-    return None
+    """The figure a measurement stands for: its figure of record (analysis/record.py)."""
+    from fabricbench.analysis.record import headline_value
+
+    return headline_value(m)
 
 
 def _size_sort(m: Any) -> Tuple[int, float]:

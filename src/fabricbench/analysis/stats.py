@@ -81,8 +81,11 @@ class Center:
 
 
 def center(m: Any) -> Optional[Center]:
-    med = _finite(getattr(m, "median", None))
-    if med is None:
+    from fabricbench.analysis.record import per_call_distribution
+
+    # A median over rank averages (collectives without a per-call sketch) is not a median of calls.
+    med = _finite(getattr(m, "median", None)) if per_call_distribution(m) else None
+    if med is None and per_call_distribution(m):
         q = sketch(m)
         med = float(q[50]) if q is not None else None
     if med is not None:

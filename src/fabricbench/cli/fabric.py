@@ -272,10 +272,10 @@ def _scan_and_check(state, use_sim, name, routes, width, speed, timeout, label, 
             run, snapshot = wf.scan(store, sim=name, use_sim=use_sim, routes=routes, design=_design(width, speed),
                                     label=label, tags=parse_tags(tags), timeout=timeout)
         run, snapshot = wf.load_snapshot(store, run.id)
-        previous = wf.load_snapshot(store, against) if against else wf.previous_snapshot(store, run, snapshot)
+        report, previous = wf.judge_stored(store, run, snapshot, against, thresholds)
     except FabricbenchError as exc:
         _cannot_run(str(exc), as_json)
-    return _report(run, snapshot, previous, thresholds, as_json)
+    return _report(run, report, previous, as_json)
 
 
 def _judge_stored(state, ref, against, width, speed, as_json) -> Dict[str, Any]:
@@ -284,10 +284,10 @@ def _judge_stored(state, ref, against, width, speed, as_json) -> Dict[str, Any]:
     try:
         thresholds = _thresholds(width, speed)
         run, snapshot = wf.load_snapshot(state.store, ref)
-        previous = wf.load_snapshot(state.store, against) if against else wf.previous_snapshot(state.store, run, snapshot)
+        report, previous = wf.judge_stored(state.store, run, snapshot, against, thresholds)
     except FabricbenchError as exc:
         _cannot_run(str(exc), as_json)
-    return _report(run, snapshot, previous, thresholds, as_json)
+    return _report(run, report, previous, as_json)
 
 
 class _nothing:
@@ -298,10 +298,7 @@ class _nothing:
         return False
 
 
-def _report(run, snapshot, previous, thresholds, as_json) -> Dict[str, Any]:
-    from fabricbench.analysis.fabric import check
-
-    report = check(snapshot, previous[1] if previous else None, thresholds)
+def _report(run, report, previous, as_json) -> Dict[str, Any]:
     result = report.to_dict()
     result["run"] = {"id": run.id, "uuid": run.uuid, "kind": run.kind, "label": run.label, "created": run.created}
     result["previous"] = {"id": previous[0].id, "taken": previous[1].taken} if previous else None

@@ -71,7 +71,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
         cells = [str(r.run.id), r.run.created.replace("T", " ")[:19], r.run.label or "",
                  " ".join(f"{k}={v}" for k, v in sorted(r.run.tags.items()))]
         cells += [r.line] if lines else []
-        cells += [fmt_value(r.value) + ("" if r.statistic == "median" else " (avg)"), ci, str(r.n or "-"), vs]
+        cells += [fmt_value(r.value) + ("" if r.statistic == "median" else f" ({'avg' if r.statistic == 'mean' else r.statistic})"), ci, str(r.n or "-"), vs]
         style = "red" if r.vs_first is not None and r.vs_first.verdict == "worse" else ""
         t.add_row(*[Text(c) for c in cells[:-1]], Text(cells[-1], style=style))
     console.print(t)

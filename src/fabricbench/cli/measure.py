@@ -190,7 +190,7 @@ def announce_time(steps, launcher, repeat: int):
 
 def headline_lines(store, run) -> list:
     """'lowest latency   0.210 us at 8 B' and the like, from the stored run (with its link when known)."""
-    from fabricbench.analysis.headlines import headline_figures
+    from fabricbench.analysis.headlines import headline_figures, points_over_ceiling
     from fabricbench.report.context import loaded_from
 
     loaded = loaded_from(store, [run])[0]
@@ -203,10 +203,50 @@ def headline_lines(store, run) -> list:
     lines = []
     for h in figures:
         at = f" at {fmt.binary_size(h.size)}" if h.size is not None else ""
-        text = f"  {h.name:<{width}}  {fmt.number(h.value)} {h.unit}{at}"
+        text = f"  {h.name:<{width}}  {fmt.number(h.value)} {h.unit}{at} ({figure_label(h.statistic, h.ci, h.unit)}"
         if h.percent_of_link is not None:
-            text += f" ({fmt.percent(h.percent_of_link)} of {h.link})"
-        lines.append(text)
+            text += f"; {fmt.percent(h.percent_of_link)} of {h.link}"
+        lines.append(text + ")")
+    lines += ceiling_lines(points_over_ceiling(loaded.measurements, c.limit_MBps if c else None), link)
+    return _wrapped(lines, 4 + width)
+
+
+def _wrapped(lines: list, indent: int, columns: int = 80) -> list:
+    """Lines longer than the terminal's 80 columns broken at spaces, continued under the figure."""
+    import textwrap
+
+    out = []
+    for line in lines:
+        out += textwrap.wrap(line, columns, subsequent_indent=" " * indent, break_long_words=False,
+                             break_on_hyphens=False) if len(line) > columns else [line]
+    return out
+
+
+def figure_label(statistic: str, ci=None, unit: str = "") -> str:
+    """How a figure of record is labelled: 'median, 95% CI 4.41-4.55', 'rate over all iterations',
+    'mean: no per-call distribution'."""
+    from fabricbench.analysis import record
+
+    if statistic == record.MEDIAN and ci:
+        return f"median, 95% CI {fmt.number(ci[0])}-{fmt.number(ci[1])}"
+    return {record.MEAN_NO_CALLS: "mean: no per-call distribution",
+            record.MEAN_ONLY: "mean: no distribution recorded",
+            record.DEFINED: "as the benchmark defines it"}.get(statistic, statistic)
+
+
+def ceiling_lines(found, link: str) -> list:
+    """Per benchmark, the points with shown statistics above their ceiling and the worst of them:
+    '! bw: 7 points show figures above the 125.0 MB/s lab link ... can carry;' + 'worst: ...'."""
+    lines = []
+    for bench in dict.fromkeys(p.benchmark for p in found):
+        mine = [p for p in found if p.benchmark == bench]
+        worst = max(mine, key=lambda p: p.excess[0].ratio)
+        top = worst.excess[0]
+        at = f" at {fmt.binary_size(worst.size)}" if worst.size is not None else ""
+        lines.append(f"  ! {bench}: {len(mine)} point{'s' if len(mine) != 1 else ''} show figures above the "
+                     f"{fmt.number(worst.ceiling_MBps)} MB/s {link or 'the link'} can carry, "
+                     f"worst {top.statistic} {fmt.number(top.value)} MB/s{at} ({top.ratio:.2f}x): not physical "
+                     "(a burst passed unshaped, or the traffic did not cross the link)")
     return lines
 
 

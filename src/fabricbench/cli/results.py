@@ -148,6 +148,46 @@ def measurement_tables(items: List[Measurement]) -> List[Table]:
     return tables
 
 
+def _groups(items: List[Measurement]) -> List[List[Measurement]]:
+    """The points of each table measurement_tables makes, in the same order."""
+    groups: "OrderedDict[tuple, List[Measurement]]" = OrderedDict()
+    for m in items:
+        groups.setdefault((m.benchmark, m.metric, m.unit), []).append(m)
+    return list(groups.values())
+
+
+def _ceiling_of(store: Store, run: Run):
+    """The run's bandwidth ceiling per direction (analysis.peaks.run_ceiling), None when unknown."""
+    from fabricbench.report.context import loaded_from
+
+    return loaded_from(store, [run])[0].ceiling
+
+
+def figure_notes(group: List[Measurement], ceiling) -> List[str]:
+    """Under a table: which statistic is the figure of record (headlines, plots, verdicts), and every
+    point with a shown figure above the physical ceiling, with the reason."""
+    import textwrap
+
+    from fabricbench.analysis.headlines import points_over_ceiling
+    from fabricbench.analysis.record import DEFINED, MEAN_NO_CALLS, MEAN_ONLY, MEDIAN, RATE_ALL, figure_of_record
+
+    said = {figure_of_record(m, with_ci=False).statistic for m in group if figure_of_record(m, with_ci=False)}
+    words = {MEDIAN: "the median (value: the mean over iterations, OSU's comparable column)",
+             RATE_ALL: "the rate over all iterations (the value column; median and p99: per window)",
+             MEAN_NO_CALLS: "the mean (value): no per-call distribution recorded, the statistics are over rank averages",
+             MEAN_ONLY: "the mean: no distribution recorded", DEFINED: "the value, as the benchmark defines it"}
+    lines = [f"figure of record: {' / '.join(words[s] for s in (MEDIAN, RATE_ALL, MEAN_NO_CALLS, MEAN_ONLY, DEFINED) if s in said)}"] if said else []
+    found = points_over_ceiling(group, ceiling.limit_MBps if ceiling is not None else None)
+    if found:
+        where = "; ".join(f"{fmt.binary_size(p.size) if p.size is not None else '-'} "
+                          f"({', '.join(f'{e.statistic} {fmt.number(e.value)}' for e in p.excess if e.statistic in ('median', 'p99', 'max') or e is p.excess[0])})"
+                          for p in found)
+        link = ceiling.fabric.name if ceiling.fabric is not None else "the link"
+        lines.append(f"! above the {fmt.number(found[0].ceiling_MBps)} MB/s that {link} can carry, not physical "
+                     f"(a burst passed unshaped, or the traffic did not cross the link): {where}")
+    return [w for line in lines for w in textwrap.wrap(line, 80, subsequent_indent="  ", break_long_words=False)]
+
+
 def check_benchmark(run: Run, stored: List[str], benchmark: Optional[str]) -> None:
     """A --benchmark the run does not have is a usage error listing the ones it has."""
     if not benchmark or benchmark in stored:
@@ -193,8 +233,11 @@ def show(state, run_ref, benchmark, as_json):
     if run.message:
         console.print(Text(run.message, style="yellow"))
     console.print("Bandwidth is decimal MB/s (1 MB/s = 10^6 bytes/s).", style="dim")
-    for table in measurement_tables(items):
+    ceiling = _ceiling_of(store, run)
+    for table, group in zip(measurement_tables(items), _groups(items)):
         console.print(table)
+        for line in figure_notes(group, ceiling):
+            console.print(line, highlight=False, markup=False, style="dim" if not line.startswith("!") else "yellow")
     missed, judged = missed_share(items)
     if missed:
         console.print(f"* {missed} of {judged} points did not reach their --precision target (the 95% CI of the "

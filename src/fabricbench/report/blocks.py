@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.precision import missed_precision
 from fabricbench.analysis.series import Series, headline, variant_label
@@ -248,6 +248,22 @@ def curves_figure(
     return Figure(slug=slug, title=title, data=result.data, fmt=result.fmt, alt=f"{title}: {ylabel} by message size", caption=" ".join(notes))
 
 
+def _record_value(m: Any) -> str:
+    return fmt_value(headline(m)) + (" *" if missed_precision(m) else "")
+
+
+def record_caption(series: Iterable[Series]) -> str:
+    """'Values: the median of the samples.' - which statistic the cells show (analysis.record)."""
+    from fabricbench.analysis import record
+
+    said = {record.statistic_of(p) for s in series for p in s.points} - {None}
+    words = {record.MEDIAN: "the median of the samples", record.RATE_ALL: "the rate over all iterations",
+             record.MEAN_NO_CALLS: "the mean over ranks (no per-call distribution recorded)",
+             record.MEAN_ONLY: "the mean (no distribution recorded)", record.DEFINED: "the value as the benchmark defines it"}
+    order = [record.MEDIAN, record.RATE_ALL, record.MEAN_NO_CALLS, record.MEAN_ONLY, record.DEFINED]
+    return f"Values: {'; '.join(words[k] for k in order if k in said)}." if said else ""
+
+
 def series_tables(
     ctx: Any,
     series: Sequence[Series],
@@ -261,7 +277,7 @@ def series_tables(
     if not series:
         return []
     labels = series_labels(series)
-    value = value or (lambda m: fmt_value(headline(m)) + (" *" if missed_precision(m) else ""))
+    value = value or _record_value
     per_table = max(1, ctx.options.max_table_columns // (1 + len(extras)))
     tables = []
     for start in range(0, len(series), per_table):
@@ -282,7 +298,7 @@ def series_tables(
                 for _t, _u, fn in extras:
                     row.append(fn(m, s) if m is not None else "")
             rows.append(row)
-        cap = caption
+        cap = caption if value is not _record_value else f"{caption} {record_caption(s for s, _ in chunk)}".strip()
         if any(missed_precision(p) for s, _ in chunk for p in s.points):
             cap = (f"{cap}; * marks a point whose median's 95% confidence interval stayed wider than its "
                    "--precision target when its time budget ran out").strip("; ")

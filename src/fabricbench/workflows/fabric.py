@@ -224,6 +224,19 @@ def previous_snapshot(store: Store, run: Run, snapshot: Snapshot) -> Optional[Tu
     return None
 
 
+def judge_stored(store: Store, run: Run, snapshot: Snapshot, against: Optional[Any] = None,
+                 thresholds: Optional[Any] = None) -> Tuple[Any, Optional[Tuple[Run, Snapshot]]]:
+    """The verdict on a stored snapshot, as `fabric check` and the report give it: judged against
+    the snapshot `against` names, else the newest earlier snapshot of the same fabric in the store
+    (so that a cable that went down since is found, wherever the verdict is shown).
+    Returns (analysis.fabric.FabricReport, (previous run, previous snapshot) or None)."""
+    from fabricbench.analysis.fabric import FabricThresholds, check
+
+    previous = load_snapshot(store, against) if against else previous_snapshot(store, run, snapshot)
+    report = check(snapshot, previous[1] if previous else None, thresholds or FabricThresholds())
+    return report, previous
+
+
 # -- a live route ---------------------------------------------------------------------------------------
 
 def trace(host_a: str, host_b: str, use_sim: bool = False, sim: Optional[str] = None) -> List[Tuple[str, int, str, int]]:

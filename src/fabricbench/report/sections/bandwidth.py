@@ -9,6 +9,7 @@ unless a fabric tag says otherwise; a figure above 100% comes with a note that e
 from __future__ import annotations
 
 from fabricbench.analysis.peaks import SHARED_MEMORY, over_peak_note, percent_of_peak, point_peak
+from fabricbench.analysis.record import over_ceiling
 from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
 from fabricbench.report.model import Notice
@@ -57,13 +58,14 @@ def build(ctx):
             for s in series:
                 for m in s.points:
                     peak, _how = _peak(s.run, m)
-                    pct = percent_of_peak(headline(m), peak) if peak else None
-                    if pct is not None and pct > 100:
-                        over.setdefault(s.run.index, (s.run, []))[1].append((m, pct))
+                    excess = over_ceiling(m, peak)  # figure, median, p99, max or a plotted percentile
+                    if excess:
+                        over.setdefault(s.run.index, (s.run, []))[1].append((m, excess[0]))
             for run, items in over.values():
-                worst = max(p for _m, p in items)
-                sizes = ", ".join(blocks.fmt_size(m.params.get("size")) for m, _p in items[:6])
-                notes.append(Notice(f"{run.name}, {bench} at {sizes} B: {over_peak_note(run.ceiling.fabric, worst)}.", "warning"))
+                top = max((e for _m, e in items), key=lambda e: e.ratio)
+                sizes = ", ".join(blocks.fmt_size(m.params.get("size")) for m, _e in items[:6]) + (", ..." if len(items) > 6 else "")
+                notes.append(Notice(f"{run.name}, {bench} at {sizes} B: shown figures above the peak (worst: {top.statistic} "
+                                    f"{top.value:,.1f} MB/s); {over_peak_note(run.ceiling.fabric, 100.0 * top.ratio)}.", "warning"))
             extras = []
             if any(_peak(s.run, m)[0] for s in series for m in s.points[:1]):
                 extras.append(("% of peak", "%", lambda m, s: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, m)[0]))))

@@ -24,7 +24,7 @@ def build(ctx):
         for metric in ctx.metrics(bench):
             sub = blocks.benchmark_section(
                 ctx, bench, metric, f"{bench}-{metric}", logy=True, bands="ranks", value=_cell,
-                caption="Line: mean over ranks.",
+                caption="Line: the figure of record (the mean over ranks while collectives record no per-call distribution).",
             )
             if sub is not None:
                 subs.append(sub)

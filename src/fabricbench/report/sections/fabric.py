@@ -34,10 +34,19 @@ def build_all(ctx: Any) -> List[Section]:
     loaded = [(lr, s) for lr, s in loaded if s is not None]
     sections = []
     for i, (lr, snap) in enumerate(loaded):
-        earlier = [s for other, s in loaded[:i] if other.run.id < lr.run.id and same_fabric(snap, s)]
-        report = check(snap, earlier[-1] if earlier else None)
-        sections.append(_section(ctx, lr, report, len(loaded) > 1))
+        sections.append(_section(ctx, lr, _verdict(lr, snap, loaded[:i]), len(loaded) > 1))
     return sections
+
+
+def _verdict(lr: Any, snap: Snapshot, before: List[Any]) -> FabricReport:
+    """The verdict `fabric check RUN` gives (workflows.fabric.judge_stored: against the newest earlier
+    stored snapshot of the same fabric); without a store, against the report's own earlier snapshot."""
+    if lr.store is not None:
+        from fabricbench.workflows.fabric import judge_stored
+
+        return judge_stored(lr.store, lr.run, snap)[0]
+    earlier = [s for other, s in before if other.run.id < lr.run.id and same_fabric(snap, s)]
+    return check(snap, earlier[-1] if earlier else None)
 
 
 def _section(ctx: Any, lr: Any, report: FabricReport, several: bool) -> Section:
