@@ -207,16 +207,15 @@ def run_app(store: Store, spec: AppSpec, launcher: Launcher, command: Optional[s
     """Run the application once into a new run of kind `app`; RunFailed (run kept, failed) when it fails."""
     case = AppCase(spec.recipe, spec.size, spec.workdir)
     try:
-        info = study_provenance(launcher)
+        info = study_provenance(launcher, launch=launcher.command(spec.recipe.argv(case.prepared(launcher.layout.np or 1))))
         run_prov = dict(info["run"])
         run_prov["application"] = case.describe()
-        run_prov["launch"] = launcher.command(spec.recipe.argv(case.prepared(launcher.layout.np or 1)))
         tags = dict(spec.tags)
         tags.setdefault("app", spec.recipe.name)
         session = Session(store, kind=KIND, label=spec.label, tags=tags, command=command, provenance=run_prov,
                           ranks=launcher.layout.np)
         with session:
-            session.add_hosts(info["hosts"])
+            session.record_provenance(info)
             outcome = case.run(launcher, spec.timeout, profile=spec.profile)
             if outcome.profile is not None:
                 session.artifact("profile", outcome.profile)
