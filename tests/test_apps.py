@@ -67,6 +67,11 @@ def test_every_application_at_1_and_2_ranks_matches_its_own_output_file(cli, db_
     by = {m.metric: m for m in items if m.metric != "timer"}
     assert by["fom"].value == data["fom"] and by["fom"].params == {"app": name, "size": 1, "ranks": ranks, "nodes": 1}
     assert by["time"].value == data["time_s"] and by["wall"].value > 0
+    # MPI_Init to MPI_Finalize (the profiler's): inside the launch, and every figure says its resolution.
+    assert 0 < by["runtime"].value <= by["wall"].value and data["runtime_s"] == by["runtime"].value
+    assert all(m.detail.get("resolution_s") for m in by.values() if m.metric != "fom" or name != "qe-si")
+    if name == "openfoam-cavity":
+        assert by["time"].detail["resolution_s"] == 1.0 and data["headline"] == "runtime"
     timers = {m.params["section"]: m.value for m in items if m.metric == "timer"}
     assert timers == data["timers"] and timers
     if name.startswith("lammps"):
