@@ -86,6 +86,7 @@ def test_the_band_holds_every_profile_of_the_application_and_check_prints_the_er
 
     text = cli("predict", str(runs[1].id), "--on", "ddr", "--check", str(measured.id)).stdout
     assert f"lmp, profile run {runs[1].id}: measured" in text and "3 profiles" in text
+    assert "the 3 profiles of lmp took" in text and "s on B (median)" in text
     assert f"checked against run {measured.id} (lmp at B): measured 7.50 s" in text and "% (" in text
 
     html = db_path.parent / "whatif.html"

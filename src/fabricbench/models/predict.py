@@ -580,6 +580,20 @@ def _band_note(p: Prediction) -> str:
     return "; " + ", ".join(parts)
 
 
+def _replicate_line(p: Prediction) -> List[str]:
+    """With several profiles: what they took on A and the median of their predictions on B."""
+    from statistics import median
+
+    from fabricbench.report.format import number
+
+    b = p.band or {}
+    if b.get("profiles", 1) < 2:
+        return []
+    measured, predicted = b["profiles_measured_s"], b["profiles_predicted_s"]
+    return [f"the {b['profiles']} profiles of {p.application or 'the application'} took {number(min(measured))} .. "
+            f"{number(max(measured))} s on A and predict {number(median(predicted))} s on B (median)"]
+
+
 def format_check(c: Dict[str, Any]) -> List[str]:
     """A check of a prediction against a measured run, as lines."""
     from fabricbench.report.format import number, signed
@@ -607,6 +621,7 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
         f"compute {number(p.compute_s)} s, MPI {number(p.mpi_a_s)} s per rank on average)",
         f"predicted on {'B, ' + p.target_ref if p.target_ref else p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. "
         f"{number(p.high_s)} s{_band_note(p)}]",
+        *_replicate_line(p),
         f"{ratio(factor)} {word} on {p.target} (speedup {ratio(p.speedup)})",
     ]
     if p.floor_applies:
