@@ -67,6 +67,17 @@ def test_every_application_at_1_and_2_ranks_matches_its_own_output_file(cli, db_
     by = {m.metric: m for m in items if m.metric != "timer"}
     assert by["fom"].value == data["fom"] and by["fom"].params == {"app": name, "size": 1, "ranks": ranks, "nodes": 1}
     assert by["time"].value == data["time_s"] and by["wall"].value > 0
+    # MPI_Init to MPI_Finalize (the profiler's): inside the launch, and every figure says its resolution.
+    # OpenFOAM without -parallel (1 rank) never initialises MPI: no such time, and the run says so.
+    if name == "openfoam-cavity" and ranks == 1:
+        assert "runtime" not in by and data["runtime_s"] is None and "no MPI_Init to MPI_Finalize" in run.message
+    else:
+        assert 0 < by["runtime"].value <= by["wall"].value and data["runtime_s"] == by["runtime"].value
+    assert all(m.detail.get("resolution_s") for m in by.values() if m.metric != "fom" or name != "qe-si")
+    if name == "openfoam-cavity":  # ClockTime (whole seconds), or ExecutionTime (0.01 s) when that is larger
+        assert by["time"].detail["resolution_s"] in (1.0, 0.01)
+    if ranks > 1:
+        assert data["headline"] == "runtime"
     timers = {m.params["section"]: m.value for m in items if m.metric == "timer"}
     assert timers == data["timers"] and timers
     if name.startswith("lammps"):

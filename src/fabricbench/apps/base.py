@@ -49,6 +49,9 @@ class AppResult:
     elapsed_s: float  # the application's own elapsed (wall) time of the measured part
     timers: Dict[str, float] = field(default_factory=dict)  # section -> seconds (the app's own breakdown)
     facts: Dict[str, object] = field(default_factory=dict)  # steps, atoms, iterations, ...
+    # The step of a figure as the application printed it, seconds ("elapsed", a timer's name, "fom"):
+    # OpenFOAM's ClockTime counts whole seconds (1.0), so 1 s and 2 s are one tick apart.
+    resolution: Dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -124,6 +127,13 @@ class Recipe:
 # ---- helpers the recipes share ------------------------------------------------------------
 
 NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+
+
+def printed_step(text: str) -> float:
+    """The resolution of a number as printed: '2' -> 1, '1.51' -> 0.01, '1.2e-3' -> 0.0001, '1200' -> 1."""
+    mantissa, _, exponent = text.strip().lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals)
 
 
 def last_match(pattern: "re.Pattern[str]", text: str) -> Optional["re.Match[str]"]:

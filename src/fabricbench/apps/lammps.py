@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import List, Optional
 
-from fabricbench.apps.base import NUMBER, AppMissing, AppResult, Figure, Prepared, Recipe, check_size, last_match, need, write
+from fabricbench.apps.base import (NUMBER, AppMissing, AppResult, Figure, Prepared, Recipe, check_size, last_match, need,
+                                   printed_step, write)
 
 LOOP = re.compile(r"^Loop time of " + NUMBER + r" on (\d+) procs for (\d+) steps with (\d+) atoms", re.M)
 PERFORMANCE = re.compile(r"^Performance: .*?" + NUMBER + r" timesteps/s", re.M)
@@ -81,6 +82,7 @@ class LammpsRecipe(Recipe):
             elapsed_s=float(loop.group(1)),
             timers=parse_breakdown(stdout),
             facts={"ranks": int(loop.group(2)), "steps": int(loop.group(3)), "atoms": int(loop.group(4))},
+            resolution={"elapsed": printed_step(loop.group(1)), "fom": printed_step(perf.group(1))},
         )
 
 

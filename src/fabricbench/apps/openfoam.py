@@ -20,7 +20,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from fabricbench.apps.base import NUMBER, AppResult, Figure, Prepared, Recipe, check_size, factor_grid, need, write
+from fabricbench.apps.base import (NUMBER, AppResult, Figure, Prepared, Recipe, check_size, factor_grid, need, printed_step,
+                                   write)
 
 EXECUTION = re.compile(r"^ExecutionTime = " + NUMBER + r" s\s+ClockTime = " + NUMBER + r" s", re.M)
 STEP = re.compile(r"^Time = " + NUMBER, re.M)
@@ -128,7 +129,8 @@ class IcoFoamCavity(Recipe):
         return argv + (["-parallel"] if prepared.ranks > 1 else [])
 
     def parse(self, stdout: str, prepared: Optional[Prepared] = None) -> AppResult:
-        times = [(float(m.group(1)), float(m.group(2))) for m in EXECUTION.finditer(stdout)]
+        matches = list(EXECUTION.finditer(stdout))
+        times = [(float(m.group(1)), float(m.group(2))) for m in matches]
         steps = len(STEP.findall(stdout))
         need(times[0] if len(times) >= 2 else None, self, "two or more 'ExecutionTime = ... s' lines")
         # The last ExecutionTime line is repeated after the loop ("End"); count the steps' own lines.
@@ -139,6 +141,9 @@ class IcoFoamCavity(Recipe):
             elapsed_s=max(times[-1]),  # ClockTime (wall, whole seconds) unless the run was shorter than its CPU time
             timers={"execution": times[-1][0], "clock": times[-1][1]},
             facts={"steps": steps, "cells": (40 * (prepared.size if prepared else 1)) ** 2},
+            resolution={"elapsed": printed_step(matches[-1].group(2 if times[-1][1] >= times[-1][0] else 1)),
+                        "execution": printed_step(matches[-1].group(1)), "clock": printed_step(matches[-1].group(2)),
+                        "fom": printed_step(matches[-1].group(1)) / (len(per_step) - 1)},
         )
 
 

@@ -76,10 +76,13 @@ def app_show(name: str, as_json: bool) -> None:
 def app_run(state, name, np, hostfile, hosts, ppn, launcher, mpirun_args, size, profile, workdir, timeout, label, tags, as_json):
     """Run application NAME once at --np ranks and store a run of kind `app`.
 
-    Stored: the figure of merit, the application's own elapsed time and timers, the wall time
-    of the launch, provenance and, with --profile, the MPI profile (fabricbench show-profile RUN).
+    Stored: the run time from MPI_Init to MPI_Finalize (what `predict` targets; the ranks run
+    under the MPI profiler for it), the figure of merit, the application's own elapsed time and
+    timers, the wall time of the launch, each with its resolution, provenance and, with
+    --profile, the MPI profile (fabricbench show-profile RUN, fabricbench predict RUN).
     """
     from fabricbench.apps import get_recipe
+    from fabricbench.analysis.app_figures import RUNTIME, coarse, headline_figure
     from fabricbench.workflows.app import AppSpec, run_app
 
     recipe = get_recipe(name)
@@ -92,17 +95,30 @@ def app_run(state, name, np, hostfile, hosts, ppn, launcher, mpirun_args, size, 
     with console.status(f"running {recipe.name} at {the_launcher.layout.np} ranks, size {size}"):
         run, outcome = run_app(store, spec, the_launcher)
     r = outcome.result
+    points = state.store.measurements(run.id)
+    figures = {m.metric: m for m in points if "section" not in m.params}
+    runtime = figures.get(RUNTIME)
+    headline = headline_figure(points)
     if as_json:
         print_json({
             "run": run.id, "uuid": run.uuid, "app": recipe.name, "size": size, "ranks": the_launcher.layout.np,
             "nodes": the_launcher.node_count(), "fom": r.fom, "fom_name": recipe.fom.name, "fom_unit": recipe.fom.unit,
-            "higher_is_better": recipe.fom.higher_is_better, "time_s": r.elapsed_s, "wall_s": outcome.wall_s,
-            "timers": r.timers, "facts": r.facts, "profile": outcome.profile is not None, "profile_note": outcome.profile_note,
+            "higher_is_better": recipe.fom.higher_is_better, "runtime_s": runtime.value if runtime else None,
+            "time_s": r.elapsed_s, "wall_s": outcome.wall_s, "headline": headline.metric if headline else None,
+            "resolution_s": {k: (m.detail or {}).get("resolution_s") for k, m in figures.items()},
+            "timers": r.timers, "facts": r.facts, "profile": outcome.profile is not None and profile,
+            "profile_note": outcome.profile_note,
         })
         return
-    console.print(f"{recipe.name} at {the_launcher.layout.np} ranks, size {size}: {recipe.fom.name} "
+    step = r.resolution.get("elapsed")
+    own = f"own time {f.number(r.elapsed_s)} s"
+    if coarse(r.elapsed_s, step):
+        own += f" (its clock counts {f.number(step)} s steps: not a figure to compare)"
+    lead = (f"run time [bold]{f.number(runtime.value)}[/] s (MPI_Init to MPI_Finalize, slowest rank); " if runtime
+            else "no MPI_Init to MPI_Finalize time (the profiler is not built); ")
+    console.print(f"{recipe.name} at {the_launcher.layout.np} ranks, size {size}: {lead}{recipe.fom.name} "
                   f"[bold]{f.number(r.fom)}[/] {recipe.fom.unit} ({recipe.fom.direction}); "
-                  f"own time {f.number(r.elapsed_s)} s, launch {f.number(outcome.wall_s)} s", highlight=False)
+                  f"{own}, launch {f.number(outcome.wall_s)} s", highlight=False)
     if r.timers:
         from fabricbench.report.sections.apps import timer_table
 
@@ -110,7 +126,8 @@ def app_run(state, name, np, hostfile, hosts, ppn, launcher, mpirun_args, size, 
     if profile:
         console.print(safe_markup(outcome.profile_note or ""), highlight=False)
     console.print(f"stored as run [bold]{run.id}[/] in {safe_markup(state.store.where)}"
-                  + (f"; see the profile with: fabricbench show-profile {run.id}" if outcome.profile else ""), highlight=False)
+                  + (f"; see the profile with: fabricbench show-profile {run.id}" if outcome.profile and profile else ""),
+                  highlight=False)
 
 
 # ---- the study ---------------------------------------------------------------------------------

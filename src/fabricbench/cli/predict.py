@@ -16,19 +16,28 @@ from fabricbench.cli.app import console, json_option, main, pass_state, print_js
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write the prediction as a report (HTML; .md for Markdown): per-call breakdown on A and B, "
                    "both fabrics' models against their measured points.")
+@click.option("--check", "check_ref", metavar="RUN",
+              help="Also hold the prediction against RUN, measured on the target fabric (an app run, or a profile): "
+                   "its MPI_Init to MPI_Finalize time, the error and whether the band holds it.")
 @json_option
 @pass_state
-def predict(state, profile_ref, on, source, top, report_path, as_json):
+def predict(state, profile_ref, on, source, top, report_path, check_ref, as_json):
     """Predict a profiled application's run time on another fabric, with a low/high band.
+
+    The run time is MPI_Init to MPI_Finalize of the slowest rank, as `app run` stores it. The band
+    holds the re-costing choices, the spread of every stored profile of the same application on
+    the same ranks and fabric, and the models' fit error; --check RUN prints the error against a
+    run measured on the target.
 
     Compute time is kept; every MPI call and message size is re-costed with the two fabrics'
     models; waiting from imbalance is bounded separately. Prints the predicted time, how many
     times faster, the calls that account for the change and the assumptions.
     """
-    from fabricbench.models.predict import format_prediction, predict_case
+    from fabricbench.models.predict import check_against, format_check, format_prediction, predict_case
 
     store = state.read(profile_ref)
     p, models, points = predict_case(store, profile_ref, on=on, source=source)
+    check = check_against(p, store, check_ref) if check_ref else None
     if report_path:
         from fabricbench.report import write_report
         from fabricbench.report.files import check_output
@@ -36,11 +45,11 @@ def predict(state, profile_ref, on, source, top, report_path, as_json):
 
         out = check_output(report_path)
         fmt = "markdown" if out.suffix.lower() == ".md" else "html"
-        write_report(prediction_report(p, models, points), out, fmt=fmt, create_folders=False)
+        write_report(prediction_report(p, models, points, check=check), out, fmt=fmt, create_folders=False)
     if as_json:
-        print_json(p.to_dict())
+        print_json(dict(p.to_dict(), check=check) if check else p.to_dict())
         return
-    for line in format_prediction(p, top=top):
+    for line in format_prediction(p, top=top) + (format_check(check) if check else []):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if report_path:
         console.print(f"wrote {report_path}", highlight=False, markup=False)

@@ -39,7 +39,7 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     """
     from fabricbench.analysis.profile import summarize
     from fabricbench.workflows.profile import run_profiled
-    from fabricbench.importers.fbprofile import store_profile
+    from fabricbench.workflows.profile import record_profile
     from fabricbench.launch.procs import guard
 
     from fabricbench.report.files import check_output
@@ -47,10 +47,10 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     tag_map = parse_tags(tags)
     if keep:
         check_output(keep)
-    argv, env, launch = list(command), None, None
+    argv, env, chosen = list(command), None, None
     if launcher is not None:
         chosen = make_launcher(launcher, build_layout(np, hostfile, hosts, ppn, mpirun_args))
-        argv, env, launch = chosen.command(argv), chosen.environment(), {"launcher": chosen.name, **chosen.provenance()}
+        argv, env = chosen.command(argv), chosen.environment()
     elif np or hostfile or hosts or ppn or mpirun_args:
         raise UsageError("--np, --hosts, --hostfile, --ppn and --mpirun-args go with --launcher; "
                          "without it COMMAND carries its own launcher (e.g. -- mpirun -np 4 ./app)")
@@ -62,8 +62,8 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
         rc, data, reason = run_profiled(argv, path, env=env, timeout=timeout)
     if data is None:
         raise NoProfile(reason)
-    run = store_profile(store, data, label=label, tags=tag_map, command=" ".join(shlex.quote(c) for c in argv),
-                        launch=launch)
+    run = record_profile(store, data, argv, launcher=chosen, label=label, tags=tag_map,
+                         command=" ".join(shlex.quote(c) for c in argv))
     s = summarize(data)
     console.print(f"profile stored as run [bold]{run.id}[/]: {s['headline']}", highlight=False)
     for c in s["top_calls"][:3]:

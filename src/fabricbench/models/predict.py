@@ -85,6 +85,15 @@ class Prediction:
     # Ranks shared cores on A: the machine, its CPUs and demand, floor_s, and network_s (the
     # prediction before the floor). None when they did not, or the profile does not say.
     cpu_floor: Optional[Dict[str, Any]] = None
+    # What was predicted from what: the application, its profile run, the engine runs (or catalogue
+    # fabrics) of A and B; filled in by predict_case.
+    application: Optional[str] = None
+    profile_run: Optional[int] = None
+    source_ref: Optional[str] = None
+    target_ref: Optional[str] = None
+    # The band's parts (band_parts): the re-costing band of this profile alone, the spread of the
+    # application's own runs on A, the models' fit error; low_s/high_s include all of them.
+    band: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def floor_applies(self) -> bool:
@@ -428,7 +437,129 @@ def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None)
                          "(an engine run measured there, or a catalogue name such as 1gbe or edr)")
     models_a, points_a = resolve_models(store, source)
     models_b, points_b = resolve_models(store, on)
-    return predict(profile, models_a[0], models_b), [models_a[0], models_b[0]], [points_a, points_b]
+    p = predict(profile, models_a[0], models_b)
+    replicas = [predict(data, models_a[0], models_b) for _r, data in replicate_profiles(store, run, profile)[1:]]
+    widen_band(p, replicas, fit_error([models_a[0], models_b[0]]))
+    p.application, p.profile_run = application_of(run, profile), run.id
+    p.source_ref, p.target_ref = _describe_ref(store, source), _describe_ref(store, on)
+    return p, [models_a[0], models_b[0]], [points_a, points_b]
+
+
+def _describe_ref(store, ref: str) -> Optional[str]:
+    """'the fabric engine run 5 (model-1g) measured'; None for a catalogue fabric (its model's name says it)."""
+    text = str(ref).strip()
+    if _looks_like_run(text):
+        run = store.get_run(text)
+        kind = "engine" if run.kind == "benchmark" else run.kind
+        return f"the fabric {kind} run {run.id}" + (f" ({run.label})" if run.label else "") + " measured"
+    return None
+
+
+def check_against(p: Prediction, store, ref: str) -> Dict[str, Any]:
+    """The prediction against a run measured at the target (an app run, a profile): the same figure
+    (MPI_Init to MPI_Finalize, slowest rank), the relative error and whether the band holds it."""
+    from fabricbench.errors import UsageError
+
+    run = store.get_run(ref)
+    measured = measured_runtime(store, run)
+    if measured is None:
+        raise UsageError(f"run {run.id} ({run.kind}) has no MPI_Init to MPI_Finalize time to check against: "
+                         "measure one with fabricbench app run NAME (or fabricbench profile) on the target fabric")
+    value = measured["value"]
+    notes = []
+    if run.ranks and run.ranks != p.ranks:
+        notes.append(f"run {run.id} ran {run.ranks} ranks, the profile {p.ranks}")
+    app = (run.tags or {}).get("app")
+    if app and p.application and app != p.application:
+        notes.append(f"run {run.id} is {app}, the profile {p.application}")
+    return {"run": run.id, "label": run.label, "kind": run.kind, "measured_s": value, "figure": measured["source"],
+            "resolution_s": measured["resolution_s"], "predicted_s": p.predicted_s,
+            "error": (p.predicted_s - value) / value if value else None,
+            "in_band": p.low_s <= value <= p.high_s, "notes": notes}
+
+
+def application_of(run, profile: Dict[str, Any]) -> Optional[str]:
+    """The application a profile (or profiled app run) is of: its app= tag, else the program's name."""
+    import os
+
+    app = (run.tags or {}).get("app")
+    if app:
+        return str(app)
+    command = profile.get("command") or []
+    return os.path.basename(str(command[0])) if command else None
+
+
+def _place(run) -> Tuple[Optional[str], Any]:
+    """Where a run ran, for matching runs of one application: its fabric= tag and its lab's link."""
+    lab = (run.provenance or {}).get("lab") if isinstance(run.provenance, dict) else None
+    return (run.tags or {}).get("fabric"), (lab or {}).get("link") if isinstance(lab, dict) else None
+
+
+def replicate_profiles(store, run, profile: Dict[str, Any]) -> List[Tuple[Any, Dict[str, Any]]]:
+    """Every stored profile (profile runs, app runs with --profile) of the same application on the same
+    ranks and fabric as `run`, `run` first: the application's own run-to-run spread on A."""
+    app, place = application_of(run, profile), _place(run)
+    out = [(run, profile)]
+    for other in store.list_runs():
+        if other.id == run.id or other.status != "complete" or other.kind not in ("profile", "app"):
+            continue
+        if other.ranks != run.ranks or _place(other) != place:
+            continue
+        data = store.artifact(other.id, "profile")
+        if data is None or data.get("ranks") != profile.get("ranks") or application_of(other, data) != app:
+            continue
+        out.append((other, data))
+    return out
+
+
+def measured_runtime(store, run) -> Optional[Dict[str, Any]]:
+    """The figure a prediction is checked against, measured by `run`: MPI_Init to MPI_Finalize of the
+    slowest rank ({"value", "source", "resolution_s"}); None when the run has none."""
+    from fabricbench.analysis.app_figures import RUNTIME, profile_runtime
+
+    for m in store.measurements(run.id):
+        if m.metric == RUNTIME and "section" not in m.params:
+            d = m.detail or {}
+            return {"value": m.value, "source": d.get("source") or "MPI_Init to MPI_Finalize",
+                    "resolution_s": d.get("resolution_s")}
+    t = profile_runtime(store.artifact(run.id, "profile"))
+    if t is None:
+        return None
+    return {"value": t["value"], "source": f"its profile: MPI_Init to MPI_Finalize, slowest rank ({t['rank']})",
+            "resolution_s": t["resolution_s"]}
+
+
+def fit_error(models: Sequence[FabricModel]) -> float:
+    """The larger median relative fit error of the fitted models' point-to-point (0 for catalogue figures)."""
+    errs = [m.p2p.fit.median_rel for m in models if m.p2p.fit is not None]
+    return max(errs, default=0.0)
+
+
+def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float) -> None:
+    """The band as wide as what is known to vary: every replicate profile's prediction (with its own
+    re-costing band), then the models' fit error on the communication part."""
+    low = min([p.low_s] + [q.low_s for q in replicas])
+    high = max([p.high_s] + [q.high_s for q in replicas])
+    comm_low, comm_high = max(low - p.compute_s, 0.0), max(high - p.compute_s, 0.0)
+    p.band = {
+        "recosting": [p.low_s, p.high_s],
+        "profiles": 1 + len(replicas),
+        "profiles_measured_s": [p.measured_s] + [q.measured_s for q in replicas],
+        "profiles_predicted_s": [p.predicted_s] + [q.predicted_s for q in replicas],
+        "fit_error": fit,
+    }
+    p.low_s, p.high_s = max(low - fit * comm_low, 0.0), high + fit * comm_high
+    if replicas:
+        measured = p.band["profiles_measured_s"]
+        p.assumptions.append(
+            f"the band holds the application's own run-to-run spread: {len(measured)} profiles of it on A took "
+            f"{min(measured):.4g} .. {max(measured):.4g} s, each predicted on B")
+    else:
+        p.assumptions.append(
+            "one profile: the application's run-to-run spread is not in the band; profile it several times "
+            "on A (fabricbench profile ... or app run --profile, the same ranks and tags) and predict again")
+    if fit:
+        p.assumptions.append(f"the band widens the communication time by the models' fit error ({100 * fit:.1f}%)")
 
 
 def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
@@ -438,6 +569,44 @@ def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] =
 # ---- as text ------------------------------------------------------------------------
 
 
+def _band_note(p: Prediction) -> str:
+    """'; 5 profiles, fit error 3.1%' — what the band is made of."""
+    b = p.band or {}
+    if not b:
+        return ""
+    parts = [f"{b['profiles']} profiles" if b["profiles"] > 1 else "1 profile: its spread unknown"]
+    if b.get("fit_error"):
+        parts.append(f"fit error {100 * b['fit_error']:.1f}%")
+    return "; " + ", ".join(parts)
+
+
+def _replicate_line(p: Prediction) -> List[str]:
+    """With several profiles: what they took on A and the median of their predictions on B."""
+    from statistics import median
+
+    from fabricbench.report.format import number
+
+    b = p.band or {}
+    if b.get("profiles", 1) < 2:
+        return []
+    measured, predicted = b["profiles_measured_s"], b["profiles_predicted_s"]
+    return [f"the {b['profiles']} profiles of {p.application or 'the application'} took {number(min(measured))} .. "
+            f"{number(max(measured))} s on A and predict {number(median(predicted))} s on B (median)"]
+
+
+def format_check(c: Dict[str, Any]) -> List[str]:
+    """A check of a prediction against a measured run, as lines."""
+    from fabricbench.report.format import number, signed
+
+    where = "inside" if c["in_band"] else "outside"
+    lines = [f"checked against run {c['run']}" + (f" ({c['label']})" if c["label"] else "") +
+             f": measured {number(c['measured_s'])} s ({c['figure']}); predicted {number(c['predicted_s'])} s: "
+             f"error {signed(100 * c['error'])}% ({where} the band)" if c["error"] is not None else
+             f"checked against run {c['run']}: measured 0 s"]
+    lines += [f"  caution: {n}" for n in c["notes"]]
+    return lines
+
+
 def format_prediction(p: Prediction, top: int = 5) -> List[str]:
     """The prediction as lines: headline, band, the calls behind the change, assumptions."""
     from fabricbench.report.format import binary_size, number, ratio, signed
@@ -445,10 +614,14 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
     faster = p.predicted_s < p.measured_s
     word = "faster" if faster else "slower"
     factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
+    what = (f"{p.application}, profile run {p.profile_run}" if p.application else
+            f"profile run {p.profile_run}" if p.profile_run else "the profile")
     lines = [
-        f"measured on {p.source}: {number(p.measured_s)} s ({p.ranks} ranks; compute {number(p.compute_s)} s, "
-        f"MPI {number(p.mpi_a_s)} s per rank on average)",
-        f"predicted on {p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. {number(p.high_s)} s]",
+        f"{what}: measured {number(p.measured_s)} s on A, {p.source_ref or p.source} ({p.ranks} ranks; "
+        f"compute {number(p.compute_s)} s, MPI {number(p.mpi_a_s)} s per rank on average)",
+        f"predicted on {'B, ' + p.target_ref if p.target_ref else p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. "
+        f"{number(p.high_s)} s{_band_note(p)}]",
+        *_replicate_line(p),
         f"{ratio(factor)} {word} on {p.target} (speedup {ratio(p.speedup)})",
     ]
     if p.floor_applies:

@@ -10,13 +10,21 @@ optionally the MPI profile); ``repetition`` gives what ``workflows.scaling`` sto
 lifecycle (``workflows.session``):
 
     benchmark "app", params {"app", "size", "ranks", "nodes"}
-      metric "fom"   (the recipe's unit; detail {"name", "higher_is_better", "facts"})
-      metric "time"  (s: the application's own elapsed time)
-      metric "wall"  (s: the whole launch, start-up included)
+      metric "runtime" (s: MPI_Init to MPI_Finalize of the slowest rank, through the profiler:
+                        the figure ``predict`` targets and ``predict --check`` holds it against)
+      metric "fom"     (the recipe's unit; detail {"name", "higher_is_better", "facts"})
+      metric "time"    (s: the application's own elapsed time)
+      metric "wall"    (s: the whole launch, start-up included)
     benchmark "app", params {..., "section": NAME}, metric "timer" (s: the application's own breakdown)
 
-With ``profile=True`` the ranks run under libfabricbench-prof and the profile is the run's
-``profile`` artifact (``fabricbench show-profile RUN`` reads it).
+Every point's detail carries ``resolution_s``, the step of the figure as it was measured or
+printed (OpenFOAM's ClockTime: 1 s), and ``source``; a figure whose resolution is not well
+below it is not a headline (``headline_figure``).
+
+The ranks always run under libfabricbench-prof when it is built (its wrappers cost tens of
+nanoseconds per MPI call), since only it sees MPI_Init and MPI_Finalize; with
+``profile=True`` the profile is also kept as the run's ``profile`` artifact (``fabricbench
+show-profile RUN`` reads it, ``predict RUN`` predicts from it).
 """
 from __future__ import annotations
 
@@ -28,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from fabricbench.apps import AppOutputError, AppResult, Prepared, Recipe
+from fabricbench.analysis.app_figures import RUNTIME, WALL_RESOLUTION_S, profile_runtime
 from fabricbench.apps.base import package_version
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch import Launcher
@@ -191,44 +200,64 @@ def measurements_of(case: AppCase, launcher: Launcher, outcome: AppOutcome) -> L
     r, recipe = outcome.result, case.recipe
     assert r is not None
     params = {"app": recipe.name, "size": case.size, "ranks": launcher.layout.np or 1, "nodes": launcher.node_count()}
+    steps = r.resolution or {}
 
-    def point(metric: str, unit: str, value: float, extra: Optional[Dict[str, Any]] = None, detail=None) -> Measurement:
+    def point(metric: str, unit: str, value: float, extra: Optional[Dict[str, Any]] = None, detail=None,
+              resolution: Optional[float] = None, source: Optional[str] = None) -> Measurement:
+        detail = dict(detail or {}, resolution_s=resolution, source=source)
         return Measurement(benchmark=BENCHMARK, params=dict(params, **(extra or {})), metric=metric, unit=unit,
-                           value=value, n=1, min=value, median=value, mean=value, max=value, detail=detail or {})
+                           value=value, n=1, min=value, median=value, mean=value, max=value, detail=detail)
 
-    out = [
+    own = f"{recipe.name}'s own output"
+    out = []
+    runtime = profile_runtime(outcome.profile)
+    if runtime is not None:
+        out.append(point(RUNTIME, "s", runtime["value"], resolution=runtime["resolution_s"],
+                         source=f"libfabricbench-prof: MPI_Init to MPI_Finalize, slowest rank ({runtime['rank']})"))
+    out += [
         point("fom", recipe.fom.unit, r.fom, detail={"name": recipe.fom.name, "higher_is_better": recipe.fom.higher_is_better,
-                                                     "facts": r.facts}),
-        point("time", "s", r.elapsed_s),
-        point("wall", "s", round(outcome.wall_s, 6)),
+                                                     "facts": r.facts}, resolution=steps.get("fom"), source=own),
+        point("time", "s", r.elapsed_s, resolution=steps.get("elapsed"), source=own),
+        point("wall", "s", round(outcome.wall_s, 6), resolution=WALL_RESOLUTION_S,
+              source=f"the {launcher.name} launch, start-up and shut-down included"),
     ]
-    out += [point("timer", "s", v, {"section": k}) for k, v in r.timers.items()]
+    out += [point("timer", "s", v, {"section": k}, resolution=steps.get(k), source=own) for k, v in r.timers.items()]
     return out
+
+
+def _profiler_built() -> bool:
+    from fabricbench.native import NativeMissing, profiler_library
+
+    try:
+        profiler_library()
+        return True
+    except NativeMissing:
+        return False
 
 
 def run_app(store: Store, spec: AppSpec, launcher: Launcher, command: Optional[str] = None) -> "tuple[Run, AppOutcome]":
     """Run the application once into a new run of kind `app`; RunFailed (run kept, failed) when it fails."""
     case = AppCase(spec.recipe, spec.size, spec.workdir)
     try:
-        info = study_provenance(launcher)
+        info = study_provenance(launcher, launch=launcher.command(spec.recipe.argv(case.prepared(launcher.layout.np or 1))))
         run_prov = dict(info["run"])
         run_prov["application"] = case.describe()
-        run_prov["launch"] = launcher.command(spec.recipe.argv(case.prepared(launcher.layout.np or 1)))
         tags = dict(spec.tags)
         tags.setdefault("app", spec.recipe.name)
         session = Session(store, kind=KIND, label=spec.label, tags=tags, command=command, provenance=run_prov,
                           ranks=launcher.layout.np)
         with session:
-            session.add_hosts(info["hosts"])
-            outcome = case.run(launcher, spec.timeout, profile=spec.profile)
-            if outcome.profile is not None:
+            session.record_provenance(info)
+            outcome = case.run(launcher, spec.timeout, profile=spec.profile or _profiler_built())
+            if outcome.profile is not None and spec.profile:
                 session.artifact("profile", outcome.profile)
             if not outcome.ok:
                 session.artifact("app/output", {"stdout_tail": outcome.stdout[-OUTPUT_TAIL:], "stderr_tail": outcome.stderr_tail})
                 raise RunFailed(f"{spec.recipe.name} at {launcher.layout.np} ranks: {outcome.reason}")
             session.add_now(measurements_of(case, launcher, outcome))
-            if spec.profile and outcome.profile is None:
-                session.note(outcome.profile_note)
+            if outcome.profile is None:
+                session.note(f"{outcome.profile_note or 'libfabricbench-prof is not built'}: no MPI_Init to MPI_Finalize "
+                             "time (runtime) stored")
         return session.run, outcome
     finally:
         case.cleanup()

@@ -22,7 +22,7 @@ from fabricbench.native import engine_path
 from fabricbench.store import HOST_PROBE, Measurement, Run
 from fabricbench.suite import Step
 from fabricbench.workflows import repeats
-from fabricbench.workflows.hosts import collect_provenance
+from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
 from fabricbench.workflows.watchdog import Watchdog, fixed_limit
 
@@ -73,14 +73,15 @@ def measure(
     fixed = fixed_limit(watchdog)
     deadline = time.monotonic() + timeout if timeout else None
     observer.provenance_started()
-    info = collect_provenance(launcher, timeout=min(timeout or 120.0, 120.0))
-    provenance = info["run"] | {"steps": [s.engine_args() for s in steps], "launch": launcher.command(["fabricbench-mpi"])}
+    info = run_provenance(launcher, timeout=min(timeout or 120.0, 120.0), launch=launcher.command(["fabricbench-mpi"]),
+                          engine=True)
+    provenance = info["run"] | {"steps": [s.engine_args() for s in steps]}
     if repeat > 1:
         provenance["repeat"] = repeat
     launches = repeats.schedule(steps, repeat)
     with Session(store, kind=kind, label=label, tags=tags, command=command,
                  provenance=provenance | dict(extra_provenance or {}), ranks=info["run"]["ranks"]) as session:
-        session.add_hosts(info["hosts"])
+        session.record_provenance(info)
         ranks = info["run"]["ranks"] or launcher.layout.np or 2
         points: Dict[Any, Measurement] = {}  # each point as stored so far, for the later launches
         for index, step in enumerate(launches):

@@ -33,6 +33,7 @@ from fabricbench.analysis import fabric_parse as parse
 from fabricbench.errors import FabricbenchError
 from fabricbench.launch import procs
 from fabricbench.store import Run
+from fabricbench.workflows.hosts import local_provenance
 from fabricbench.workflows.session import Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
@@ -182,6 +183,7 @@ def scan(store: Store, sim: Optional[str] = None, use_sim: bool = False, routes:
     provenance = {"fabric_source": source, "hostname": socket.gethostname(), "routes": routes,
                   "design": snapshot.design}
     with Session(store, kind="fabric", label=label, tags=tags, provenance=provenance, unit="counters") as session:
+        session.record_provenance(local_provenance())  # the host that scanned: its HCAs, OS, kernel
         session.artifact("fabric", snapshot.to_dict())
         session.artifact("diags", diags.outputs)
         session.add_now(snapshot.counter_measurements())

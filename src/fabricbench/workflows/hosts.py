@@ -3,15 +3,23 @@
 Facts are collected on this host directly or, for multi-host launches, by running
 ``python -m fabricbench.provenance`` on every host through the launcher; the engine's
 ``info`` run says which MPI library runs and where every rank landed.
+
+``run_provenance(launcher, launch=argv)`` is THE collection every run kind that starts ranks
+uses (engine runs, hpcc, profile, app, scaling): ``{"run": run-level facts, "hosts": [facts of
+each host]}``, which ``Session.record_provenance`` stores. Run-level facts are always the same
+keys (``RUN_FACTS``), ``None`` where one does not apply, so that two runs of different kinds on
+the same hosts differ only in what really differs. ``local_provenance()`` is the same for work
+that starts no ranks (a fabric scan): this host's facts.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench import provenance as prov
+from fabricbench.errors import FabricbenchError
 from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_start_failure, launcher_line
 from fabricbench.launch.procs import run_capture
@@ -102,3 +110,57 @@ def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, 
         },
         "hosts": facts,
     }
+
+
+# The run-level facts every run that starts ranks records (None where one does not apply).
+RUN_FACTS = ("hosts", "nodes", "ranks", "ranks_per_node", "ppn", "launcher", "mpi_library", "mpi_version",
+             "timer_resolution_us", "engine_version", "env", "rank_hosts", "host_load", "launch")
+
+
+def _without_engine(launcher: Launcher, timeout: float) -> Dict[str, Any]:
+    """The facts when the engine cannot run (not built, or not for this MPI): every host's facts
+    and the MPI found on PATH; rank placement as the layout says."""
+    facts = gather_hosts(launcher, timeout=timeout)
+    hosts = list(dict.fromkeys(launcher.layout.hosts)) or [f.get("hostname", "?") for f in facts]
+    mpi = (facts[0].get("mpi") if facts else None) or {}
+    return {
+        "run": {
+            "hosts": hosts,
+            "nodes": len(hosts),
+            "ranks": launcher.layout.np,
+            "ppn": launcher.layout.ppn,
+            "launcher": launcher.name,
+            "mpi_library": mpi.get("library") or mpi.get("version"),
+            "env": prov.tuning_environment(launcher.environment()),
+            "host_load": host_load(),
+            **launcher.provenance(),
+        },
+        "hosts": facts,
+    }
+
+
+def run_provenance(launcher: Launcher, timeout: float = 120.0, launch: Optional[Sequence[str]] = None,
+                   engine: bool = False) -> Dict[str, Any]:
+    """THE provenance of a run whose ranks `launcher` starts: {"run": facts, "hosts": [facts per host]}.
+
+    The engine's info run through the same launcher says which MPI library runs and where the
+    ranks land (when the engine is not installed: the MPI on PATH and the layout). ``launch`` is
+    the command line the run's ranks are started with. ``engine``: the run needs the engine, so
+    an engine that cannot start is the run's failure (RunFailed), not a fallback."""
+    try:
+        info = collect_provenance(launcher, timeout=timeout)
+    except FabricbenchError:
+        if engine:
+            raise
+        info = _without_engine(launcher, timeout)
+    if launch is not None:
+        info["run"]["launch"] = [str(a) for a in launch]
+    for key in RUN_FACTS:
+        info["run"].setdefault(key, None)
+    return info
+
+
+def local_provenance() -> Dict[str, Any]:
+    """Provenance of work that starts no ranks (a fabric scan): this host's facts and load."""
+    facts = prov.collect()
+    return {"run": {"host_load": host_load()}, "hosts": [facts]}

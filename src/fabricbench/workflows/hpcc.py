@@ -13,7 +13,6 @@ import datetime as _dt
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
 from fabricbench.launch.procs import Job, stop_cause
 from fabricbench.store.records import Measurement, Run
-from fabricbench.workflows.hosts import gather_hosts
+from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunInterrupted, Session
 
 OUTPUT = "hpccoutf.txt"
@@ -133,14 +132,13 @@ def run_hpcc(
         "hpcc": {"binary": binary, "workdir": str(work.resolve()), "plan": the_plan.to_dict(),
                  "memory_source": memory_note, "launcher": launcher, "nodes": nodes},
         "peak": peak.to_dict() if peak else None,
-        "host": socket.gethostname(),
     }
     session = Session(store, kind="hpcc", label=label, tags=tags, command=command, provenance=provenance, ranks=np,
                       unit="results")
     run = session.run
     with session:  # an unexpected error still ends the run failed
         session.artifact(INPUT, {"name": INPUT, "text": inf_text})
-        _record_hosts(session, runner, provenance)
+        _record_hosts(session, runner, argv, provenance)
         echo(f"run {run.id}: {command}  (in {work}; N={the_plan.n} NB={the_plan.nb} grid {the_plan.p}x{the_plan.q})")
 
         returncode: Optional[int] = None
@@ -211,17 +209,16 @@ def run_hpcc(
     return result
 
 
-def _record_hosts(session: Session, runner, provenance: Dict[str, Any]) -> None:
-    """The hosts' provenance facts, as native runs record them; a run without them still runs."""
+def _record_hosts(session: Session, runner, argv: Sequence[str], provenance: Dict[str, Any]) -> None:
+    """The run's provenance through the one collection every run kind uses (hosts, MPI library,
+    launcher, launch command); a run without them still runs."""
     try:
-        facts = gather_hosts(runner, timeout=120.0)
+        info = run_provenance(runner, timeout=120.0, launch=argv)
     except (FabricbenchError, OSError, subprocess.SubprocessError) as exc:
         provenance["hpcc"]["host_facts"] = f"not collected: {exc}"
         session.update(provenance=provenance)
         return
-    session.add_hosts(facts)
-    provenance["hosts"] = sorted({f.get("hostname", "?") for f in facts})
-    session.update(provenance=provenance)
+    session.record_provenance(info)
 
 
 def _tail(path: Path, limit: int = 200) -> str:

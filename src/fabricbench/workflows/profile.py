@@ -245,3 +245,56 @@ def resolve_callsites(profile: Dict[str, Any]) -> None:
         found = _addr2line(path, ordered) if path and os.path.exists(path) else [("", "", 0)] * len(ordered)
         names += [[module, a, func, file, line] for a, (func, file, line) in zip(ordered, found)]
     profile["callsite_names"] = names
+
+
+# ---- the stored run ------------------------------------------------------------------------
+
+
+def profile_run_provenance(profile: Dict[str, Any], argv: Sequence[str], launcher=None,
+                           timeout: float = 120.0) -> Dict[str, Any]:
+    """The provenance every run kind records (``workflows.hosts.run_provenance``) for a profiled
+    command: through `launcher` when fabricbench started the ranks; else, when every rank ran on
+    this host, through this host's mpirun with the profile's rank count. Ranks the command placed on
+    other hosts itself (its own mpirun with a hostfile, srun) leave host facts not collected, and say so."""
+    import socket
+
+    from fabricbench.errors import FabricbenchError
+    from fabricbench.launch import Layout, get_launcher
+    from fabricbench.workflows.hosts import RUN_FACTS, host_load, run_provenance
+
+    if launcher is not None:
+        return run_provenance(launcher, timeout=timeout, launch=argv)
+    hosts = list(dict.fromkeys(profile.get("hosts") or []))
+    name = os.path.basename(argv[0]) if argv else None
+    launcher_name = "mpirun" if name in MPIRUN_NAMES else name
+    if hosts and set(hosts) <= {socket.gethostname()}:
+        try:
+            info = run_provenance(get_launcher("mpirun", Layout(np=int(profile.get("ranks") or 1))), timeout=timeout,
+                                  launch=argv)
+            info["run"]["launcher"] = launcher_name
+            return info
+        except (FabricbenchError, OSError, subprocess.SubprocessError) as exc:
+            why = str(exc)
+    else:
+        why = (f"the ranks ran on {', '.join(hosts) or 'unknown hosts'}, placed by the command itself; "
+               "give --launcher (and --hosts) for fabricbench to collect them")
+    run = dict.fromkeys(RUN_FACTS)
+    run.update(launcher=launcher_name, launch=list(argv), host_load=host_load(), host_facts=f"not collected: {why}")
+    return {"run": run, "hosts": []}
+
+
+def record_profile(store, profile: Dict[str, Any], argv: Sequence[str], *, launcher=None, label: Optional[str] = None,
+                   tags: Optional[Dict[str, str]] = None, command: Optional[str] = None):
+    """Store a profile as a run of kind ``profile`` through the run lifecycle, with the same host,
+    MPI, launcher and command facts as every other run kind; the stored run."""
+    from fabricbench.importers.fbprofile import profile_measurements, profile_provenance
+    from fabricbench.workflows.session import Session
+
+    info = profile_run_provenance(profile, argv, launcher)
+    provenance = {k: v for k, v in profile_provenance(profile).items() if v is not None}
+    with Session(store, kind="profile", label=label, tags=tags, command=command, provenance=provenance,
+                 ranks=profile["ranks"], unit="calls") as session:
+        session.record_provenance(info)
+        session.artifact("profile", profile)
+        session.add_now(profile_measurements(profile))
+    return store.get_run(session.run_id)

@@ -26,13 +26,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
-from fabricbench import provenance as prov
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_failure
 from fabricbench.launch.procs import Job
 from fabricbench.store import Measurement, Run
-from fabricbench.workflows.hosts import collect_provenance, gather_hosts
+from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
@@ -357,40 +356,10 @@ def estimate_left(durations: Dict[ScalePlan, List[float]], remaining: Sequence[S
     return total
 
 
-def study_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
-    """Run-level facts and every host's facts for the largest launch of the study.
-
-    Uses the engine's info run when the engine is installed (MPI library, rank placement);
-    otherwise the host facts alone, with the MPI found on PATH.
-    """
-    try:
-        return collect_provenance(launcher, timeout=timeout)
-    except FabricbenchError:
-        pass
-    facts = gather_hosts(launcher, timeout=timeout)
-    hosts = list(dict.fromkeys(launcher.layout.hosts)) or [f.get("hostname", "?") for f in facts]
-    mpi = (facts[0].get("mpi") if facts else None) or {}
-    return {
-        "run": {
-            "hosts": hosts,
-            "nodes": len(hosts),
-            "ranks": launcher.layout.np,
-            "ppn": launcher.layout.ppn,
-            "launcher": launcher.name,
-            "mpi_library": mpi.get("mpirun") or _mpi_on_path(),
-            "env": prov.tuning_environment(launcher.environment()),
-        },
-        "hosts": facts,
-    }
-
-
-def _mpi_on_path() -> Optional[str]:
-    try:
-        from fabricbench.launch import detect_mpi
-
-        return detect_mpi().version or None
-    except FabricbenchError:
-        return None
+def study_provenance(launcher: Launcher, timeout: float = 120.0, launch: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Run-level facts and every host's facts for the largest launch of the study: the one
+    collection every run kind uses (``workflows.hosts.run_provenance``)."""
+    return run_provenance(launcher, timeout=timeout, launch=launch)
 
 
 def run_study(
@@ -406,10 +375,9 @@ def run_study(
     launchers = {p: launcher_for(p) for p in spec.points}  # every layout checked before anything runs
     largest = max(spec.points, key=lambda p: (p.nodes or 0, p.ranks))
     observer.provenance_started()
-    info = study_provenance(launchers[largest])
+    info = study_provenance(launchers[largest], launch=launchers[largest].command(spec.app))
     run_prov = dict(info["run"])
     run_prov["study"] = spec.describe()
-    run_prov["launch"] = launchers[largest].command(spec.app)
     session = Session(store, kind=KIND, label=spec.label, tags=spec.tags, command=command, provenance=run_prov,
                       ranks=largest.ranks, unit="repetitions")
     outcome = StudyOutcome(run=session.run)
@@ -418,7 +386,7 @@ def run_study(
     total = len(order)
     session.progress_total, session.done = total, 0
     with session:
-        session.add_hosts(info["hosts"])
+        session.record_provenance(info)
         for index, (point, rep) in enumerate(order):
             eta = estimate_left(durations, [p for p, _ in order[index:]])
             observer.repetition_started(point, rep, index, total, eta)

@@ -1,7 +1,7 @@
 """THE run lifecycle: every workflow that records a run goes through a ``Session``.
 
     with Session(store, kind="benchmark", label=..., provenance=...) as s:
-        s.add_hosts(facts)
+        s.record_provenance(info)   # workflows.hosts.run_provenance: the same facts for every run kind
         s.add(measurement)          # batched: committed every half second or 256 points
         s.note("...")               # the run's message when it ends complete
     # -> complete; KeyboardInterrupt (Ctrl-C, SIGTERM, SIGHUP: launch.procs.Stopped) ->
@@ -109,6 +109,8 @@ class Session:
         if job:
             extra[SLURM_JOB] = job
         self._kept = extra  # provenance the lifecycle owns, kept through update()
+        self._facts: Dict[str, Any] = {}  # run-level facts of record_provenance, kept under update()'s
+        self._provenance: Dict[str, Any] = dict(provenance or {})
         self.run: Run = store.create_run(kind=kind, label=label, tags=tags, command=command or command_line(),
                                          provenance=dict(provenance or {}, **extra), ranks=ranks)
         if job:  # a job `fabricbench submit` made: `fabricbench jobs` shows this run next to it
@@ -127,6 +129,14 @@ class Session:
     @property
     def run_id(self) -> int:
         return self.run.id
+
+    def record_provenance(self, info: Dict[str, Any]) -> None:
+        """Store what ``workflows.hosts.run_provenance`` (or ``local_provenance``) collected: every
+        host's facts as the run's hosts, the run-level facts merged into its provenance (a
+        workflow's own keys win; later ``update(provenance=...)`` calls keep these facts)."""
+        self._facts = dict(info.get("run") or {})
+        self.add_hosts(info.get("hosts") or [])
+        self.update(provenance=self._provenance)
 
     def add_hosts(self, facts: Iterable[Dict[str, Any]]) -> None:
         self.store.add_hosts(self.run.id, [Host(f.get("hostname", "?"), prov.digest(f), f) for f in facts])
@@ -151,8 +161,11 @@ class Session:
         self.store.add_artifact(self.run.id, name, data)
 
     def update(self, **fields: Any) -> None:
-        if "provenance" in fields:  # owner and job stay, whatever the workflow's own provenance says
-            fields["provenance"] = dict(fields["provenance"] or {}, **self._kept)
+        if "provenance" in fields:  # owner, job and collected facts stay, whatever the workflow's own provenance says
+            self._provenance = {k: v for k, v in (fields["provenance"] or {}).items() if k not in self._kept}
+            fields["provenance"] = {**self._facts, **{k: v for k, v in self._provenance.items() if v is not None or k not in self._facts},
+                                    **self._kept}
+            self.run.provenance = fields["provenance"]
         self.store.update_run(self.run.id, **fields)
 
     def note(self, message: Optional[str]) -> None:

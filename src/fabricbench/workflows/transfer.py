@@ -45,6 +45,7 @@ from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, run_short
 from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
+from fabricbench.workflows.hosts import host_load
 from fabricbench.workflows.session import RunFailed, Session
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
@@ -528,7 +529,7 @@ def run_transfer(store: Store, nodes: Nodes, plan: TransferPlan, label: Optional
                  unit="rounds") as session:
         session.done, session.progress_total = 0, plan.rounds()
         host_facts, unknown = _host_facts(nodes, [study.server, *study.used])
-        session.add_hosts(host_facts)
+        session.record_provenance({"run": {"launcher": nodes.kind, "host_load": host_load()}, "hosts": host_facts})
         if unknown:
             study.facts["facts_missing"] = unknown
         logs = tempfile.mkdtemp(prefix="fabricbench-transfer-")

@@ -24,16 +24,44 @@ def breakdown_table(p) -> Table:
                  caption="Time per rank (mean over ranks) of each MPI call on A and as predicted on B, largest change first")
 
 
-def prediction_section(p, fmt: str = "svg") -> Section:
+def _band_sentence(p) -> str:
+    b = getattr(p, "band", None) or {}
+    if not b:
+        return ""
+    measured = b.get("profiles_measured_s") or []
+    spread = (f"the spread of {b['profiles']} profiles of the application on A ({f.number(min(measured))} .. "
+              f"{f.number(max(measured))} s), each predicted on B" if b["profiles"] > 1 else
+              "one profile only: the application's run-to-run spread is not in it")
+    fit = f", and the models' fit error ({f.number(100 * b['fit_error'])}%)" if b.get("fit_error") else ""
+    return (f" The band holds the re-costing choices ({f.number(b['recosting'][0])} .. {f.number(b['recosting'][1])} s "
+            f"for this profile), {spread}{fit}.")
+
+
+def _check_sentence(c) -> str:
+    where = "inside" if c["in_band"] else "outside"
+    text = (f"Checked against run {c['run']}" + (f" ({c['label']})" if c["label"] else "") +
+            f", measured on B: {f.number(c['measured_s'])} s ({c['figure']}); the prediction's error is "
+            f"{f.signed(100 * c['error'])}%, {where} the band.")
+    return text + "".join(f" Caution: {n}." for n in c["notes"])
+
+
+def prediction_section(p, fmt: str = "svg", check: Optional[dict] = None) -> Section:
     from fabricbench.report.plots.models import prediction_bars
 
     faster = p.predicted_s < p.measured_s
     factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
-    section = Section("prediction", f"Prediction: {p.target}")
+    app = getattr(p, "application", None)
+    section = Section("prediction", f"Prediction: {app + ' on ' if app else ''}{p.target}")
+    what = (f"{app} (profile run {p.profile_run})" if app else
+            f"Profile run {p.profile_run}" if getattr(p, "profile_run", None) else "The profile")
     section.add(Paragraph(
-        f"Measured on A, {p.source}: {f.number(p.measured_s)} s on {p.ranks} ranks (compute {f.number(p.compute_s)} s, "
-        f"MPI {f.number(p.mpi_a_s)} s per rank on average). Predicted on B, {p.target}: {f.number(p.predicted_s)} s "
-        f"(band {f.number(p.low_s)} .. {f.number(p.high_s)} s), {f.ratio(factor)} {'faster' if faster else 'slower'}."))
+        f"{what}, measured on A, {p.source_ref or p.source}: {f.number(p.measured_s)} s on {p.ranks} ranks "
+        f"(MPI_Init to MPI_Finalize of the slowest rank; compute {f.number(p.compute_s)} s, "
+        f"MPI {f.number(p.mpi_a_s)} s per rank on average). Predicted on B, {p.target_ref or p.target}: "
+        f"{f.number(p.predicted_s)} s (band {f.number(p.low_s)} .. {f.number(p.high_s)} s), {f.ratio(factor)} "
+        f"{'faster' if faster else 'slower'}.{_band_sentence(p)}"))
+    if check:
+        section.add(Paragraph(_check_sentence(check)))
     if p.cpu_floor:
         from fabricbench.analysis.profile_cpu import sharing_sentence
 
@@ -52,7 +80,8 @@ def prediction_section(p, fmt: str = "svg") -> Section:
     return section
 
 
-def prediction_report(p, models: Sequence[Any], points: Sequence[Optional[dict]], fmt: str = "svg"):
+def prediction_report(p, models: Sequence[Any], points: Sequence[Optional[dict]], fmt: str = "svg",
+                      check: Optional[dict] = None):
     """A report of one prediction: its section, then the model of A and of B (fitted or catalogue)."""
     import datetime as _dt
     from types import SimpleNamespace
@@ -61,9 +90,10 @@ def prediction_report(p, models: Sequence[Any], points: Sequence[Optional[dict]]
     from fabricbench.report.model import Report
     from fabricbench.report.sections.models import model_section
 
-    sections: List[Section] = [prediction_section(p, fmt)]
+    sections: List[Section] = [prediction_section(p, fmt, check)]
     for tag, model, pts in zip(("a", "b"), models, points):
         sections.append(model_section(model, pts, fmt, f"model-{tag}"))
-    return Report(title=f"fabricbench prediction: {p.target}",
+    app = getattr(p, "application", None)
+    return Report(title=f"fabricbench prediction: {app + ' on ' if app else ''}{p.target}",
                   generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), tool_version=__version__,
                   runs=[SimpleNamespace(name=p.source)], sections=sections)

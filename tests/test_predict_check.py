@@ -1,0 +1,105 @@
+"""A prediction checkable in one step, with an honest band: app figures carry their resolution,
+MPI_Init to MPI_Finalize is the figure of record, the band holds every stored profile of the
+application and the models' fit error, and `predict --check RUN` prints the error on that figure."""
+import json
+
+import pytest
+
+from fabricbench.analysis.app_figures import RUNTIME, coarse, headline_figure, profile_runtime
+from fabricbench.apps import get_recipe
+from fabricbench.apps.base import printed_step
+from fabricbench.store import Measurement, open_db
+
+from test_predict import synthetic_profile
+
+
+def test_printed_step_is_the_resolution_of_the_number_as_printed():
+    assert printed_step("2") == 1.0 and printed_step("1.51") == pytest.approx(0.01)
+    assert printed_step("1.2e-3") == pytest.approx(1e-4) and printed_step("20.8362") == pytest.approx(1e-4)
+
+
+def test_openfoams_whole_second_clock_is_never_the_headline():
+    text = "\n".join(["Time = 0.001", "ExecutionTime = 0.41 s  ClockTime = 1 s", "Time = 0.002",
+                      "ExecutionTime = 0.52 s  ClockTime = 2 s", "End", "ExecutionTime = 0.52 s  ClockTime = 2 s"])
+    r = get_recipe("openfoam-cavity").parse(text)
+    assert r.elapsed_s == 2.0 and r.resolution["elapsed"] == 1.0 and r.resolution["clock"] == 1.0
+    assert r.resolution["execution"] == pytest.approx(0.01)
+    assert coarse(r.elapsed_s, r.resolution["elapsed"])
+
+    def point(metric, value, step):
+        return Measurement(benchmark="app", params={"app": "openfoam-cavity"}, metric=metric, unit="s", value=value,
+                           detail={"resolution_s": step})
+
+    assert headline_figure([point("time", 2.0, 1.0), point("wall", 2.4, 1e-6)]) is None
+    assert headline_figure([point("time", 2.0, 1.0), point(RUNTIME, 1.734, 1e-6)]).metric == RUNTIME
+    lammps = get_recipe("lammps-lj").parse("Loop time of 20.8362 on 2 procs for 200 steps with 4000 atoms\n"
+                                           "Performance: 4146.568 tau/day, 9.598 timesteps/s\n")
+    assert lammps.resolution["elapsed"] == pytest.approx(1e-4)
+    assert headline_figure([point("time", lammps.elapsed_s, lammps.resolution["elapsed"])]).metric == "time"
+
+
+def test_the_runtime_is_the_slowest_ranks_mpi_init_to_mpi_finalize():
+    prof = synthetic_profile()
+    t = profile_runtime(prof)
+    assert t["value"] == max(r["app_time"] for r in prof["rank_info"]) and t["rank"] == 3
+
+
+def _profile_runs(db, times, tags):
+    """Stored profiles of one application whose runs took `times` (compute scaled, same traffic)."""
+    from fabricbench.importers.fbprofile import store_profile
+
+    runs = []
+    for t in times:
+        data = synthetic_profile(compute_s=t)
+        data["command"] = ["/usr/bin/lmp", "-in", "in.lammps"]
+        runs.append(store_profile(db, data, label=f"lmp {t}", tags=tags))
+    return runs
+
+
+def _measured_app_run(db, value, tags):
+    m = Measurement(benchmark="app", params={"app": "lmp", "ranks": 4}, metric=RUNTIME, unit="s", value=value,
+                    n=1, median=value, detail={"resolution_s": 1e-6, "source": "libfabricbench-prof: MPI_Init to "
+                                                                             "MPI_Finalize, slowest rank (3)"})
+    return db.save_run([m], kind="app", label="lmp at B", tags=dict(tags, app="lmp"), ranks=4)
+
+
+def test_the_band_holds_every_profile_of_the_application_and_check_prints_the_error(cli, db_path):
+    db = open_db(str(db_path))
+    runs = _profile_runs(db, [4.0, 8.0, 6.0], {"fabric": "1gbe"})
+    elsewhere = _profile_runs(db, [30.0], {"fabric": "edr"})[0]  # another fabric: not a replicate
+    measured = _measured_app_run(db, 7.5, {"fabric": "ddr"})
+
+    alone = json.loads(cli("predict", str(elsewhere.id), "--on", "ddr", "--json").stdout)
+    assert alone["band"]["profiles"] == 1 and "one profile" in " ".join(alone["assumptions"])
+    out = json.loads(cli("predict", str(runs[1].id), "--on", "ddr", "--json", "--check", str(measured.id)).stdout)
+    band = out["band"]
+    assert band["profiles"] == 3 and sorted(band["profiles_measured_s"]) == sorted(
+        max(r["app_time"] for r in synthetic_profile(compute_s=t)["rank_info"]) for t in (4.0, 8.0, 6.0))
+    # Every profile's own prediction lies inside the band; the band is wider than one profile's.
+    assert all(out["low_s"] <= q <= out["high_s"] for q in band["profiles_predicted_s"])
+    assert out["low_s"] <= band["recosting"][0] and out["high_s"] >= band["recosting"][1]
+    assert out["application"] == "lmp" and out["profile_run"] == runs[1].id
+    check = out["check"]
+    assert check["run"] == measured.id and check["measured_s"] == 7.5 and "MPI_Init to MPI_Finalize" in check["figure"]
+    assert check["error"] == pytest.approx((out["predicted_s"] - 7.5) / 7.5)
+    assert check["in_band"] == (out["low_s"] <= 7.5 <= out["high_s"])
+
+    text = cli("predict", str(runs[1].id), "--on", "ddr", "--check", str(measured.id)).stdout
+    assert f"lmp, profile run {runs[1].id}: measured" in text and "3 profiles" in text
+    assert "the 3 profiles of lmp took" in text and "s on B (median)" in text
+    assert f"checked against run {measured.id} (lmp at B): measured 7.50 s" in text and "% (" in text
+
+    html = db_path.parent / "whatif.html"
+    cli("predict", str(runs[1].id), "--on", "ddr", "--check", str(measured.id), "--report", str(html))
+    page = html.read_text()
+    assert f"lmp (profile run {runs[1].id})" in page and f"Checked against run {measured.id}" in page
+    assert "3 profiles of the application on A" in page
+
+
+def test_check_refuses_a_run_without_the_figure(cli, db_path):
+    db = open_db(str(db_path))
+    run = _profile_runs(db, [4.0], {"fabric": "1gbe"})[0]
+    m = Measurement(benchmark="app", params={"app": "lmp"}, metric="time", unit="s", value=2.0, n=1)
+    other = db.save_run([m], kind="app", tags={"app": "lmp"}, ranks=4)
+    proc = cli("predict", str(run.id), "--on", "ddr", "--check", str(other.id), check=False)
+    assert proc.returncode != 0 and "has no MPI_Init to MPI_Finalize time" in proc.stderr and "Traceback" not in proc.stderr
