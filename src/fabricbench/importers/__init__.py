@@ -37,7 +37,8 @@ from fabricbench.importers.base import (
     TruncatedError,
 )
 
-MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv")
+MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv",
+           "engine")
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 
 
