@@ -150,6 +150,7 @@ def test_non_blocking_collectives_record_overall_pure_communication_and_overlap(
         assert d["pure_comm_us"] == pytest.approx(pure["value"]) and d["min_comm_us"] <= d["max_comm_us"]
         # the computation was calibrated to the pure communication time and really ran
         assert d["compute_us"] > 0 and d["compute_steps_rank0"] >= 0
+        assert d["compute_vs_pure_comm"] == pytest.approx(d["compute_us"] / pure["value"], rel=1e-6)
         assert len(overall["detail"]["per_rank"]) == 2
 
 

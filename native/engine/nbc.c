@@ -265,6 +265,9 @@ static void run_nbc(fb_ctx *ctx, enum nbc kind)
                 fb_json_num(d, "max_comm_us", pts[1].st.max);
                 fb_json_num(d, "overlap_pct", pts[2].value);
                 fb_json_int(d, "compute_steps_rank0", s.steps);
+                /* about 1 when the computation ran as calibrated; far above, other work shared
+                 * the cores and the overlap says more about the host than the library */
+                fb_json_num(d, "compute_vs_pure_comm", avg_pure > 0 ? avg_compute / avg_pure : 0.0);
                 fb_json_str(d, "compute", "integer chain calibrated to each rank's pure communication time");
             }
         }

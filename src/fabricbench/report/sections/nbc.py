@@ -16,6 +16,26 @@ CAPTIONS = {
 }
 
 
+STRETCHED = 1.5  # computation / pure communication time above which the host was busy
+
+
+def _busy_note(ctx):
+    """A notice when a computation ran much longer than it was calibrated to (a busy host)."""
+    from fabricbench.report.model import Notice
+
+    worst = 0.0
+    for bench in NBC:
+        for m in (p for s in ctx.series(bench, "overlap") for p in s.points):
+            ratio = (m.detail or {}).get("compute_vs_pure_comm")
+            if isinstance(ratio, (int, float)):
+                worst = max(worst, float(ratio))
+    if worst <= STRETCHED:
+        return []
+    return [Notice(f"Some computations ran up to {worst:.1f} times longer than the pure communication time "
+                   "they were calibrated to: other work shared the cores, so those overlap figures describe "
+                   "the host's load more than the MPI library. Measure on an idle host.", "warning")]
+
+
 def build(ctx):
     subs = []
     for bench in NBC:
@@ -30,4 +50,4 @@ def build(ctx):
         "nbc", "Non-blocking collectives and overlap",
         "Each size is measured as OSU does: the pure communication time first, then a computation "
         "calibrated to last as long, between the call's start and its MPI_Wait. Cells show the mean over "
-        "ranks and, in brackets, the fastest and slowest rank.", subs)
+        "ranks and, in brackets, the fastest and slowest rank.", subs, notes=_busy_note(ctx) if subs else ())
