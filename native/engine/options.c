@@ -232,12 +232,14 @@ static const option_def options[] = {
      .help = "root rank of bcast and reduce (0)"},
     {"--win-sync", "MODE", p_choice, F(win_sync), 0, FB_OPT_WIN_SYNC, .choices = sync_words,
      .expected = "flush, lock, pscw, fence, flush_local or lock_all",
-     .help = "one-sided synchronisation, OSU's -s: flush, lock, pscw, fence,\n"
-             "flush_local, lock_all (flush; put_bibw: pscw, or fence)"},
+     .help = "one-sided synchronisation, OSU's -s: flush, lock,\n"
+             "pscw, fence, flush_local, lock_all (flush;\n"
+             "put_bibw: pscw or fence, default pscw)"},
     {"--win-alloc", "MODE", p_choice, F(win_alloc), 0, FB_OPT_WIN_ALLOC, .choices = alloc_words,
      .expected = "create, allocate or dynamic",
-     .help = "one-sided window, OSU's -w: MPI_Win_allocate, MPI_Win_create or\n"
-             "MPI_Win_create_dynamic + attach (allocate)"},
+     .help = "one-sided window, OSU's -w: MPI_Win_allocate,\n"
+             "MPI_Win_create, or MPI_Win_create_dynamic +\n"
+             "MPI_Win_attach (allocate)"},
     {"--order", "ascending|random", p_choice, F(order_random), .choices = order_words,
      .expected = "ascending or random",
      .help = "order in which the message sizes are measured (ascending); random:\n"
