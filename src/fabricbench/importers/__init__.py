@@ -1,5 +1,6 @@
 """Importers: other tools' output files (OSU, IMB, HPCC, perftest, mpiGraph, NCCL-tests,
-iperf3, NetPIPE, mpiP) as runs in the results database, in the project's vocabulary and units.
+iperf3, NetPIPE, mpiP), and the engine's own JSON Lines made outside ``fabricbench run`` (a
+batch job), as runs in the results database, in the project's vocabulary and units.
 
     parsed = import_file("osu_latency.txt")            # format detected from content
     run = store_parsed(store, parsed, tags={"fabric": "edr"})
