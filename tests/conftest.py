@@ -63,7 +63,8 @@ def mpi_env() -> dict:
 # failed run, the profiler's known counts (C and Fortran), the health check's all-pairs engine, and
 # test_mpich (selection, refusal, a killed rank, compare across the two MPIs, and a 4-node lab run
 # and profiled program over Hydra, which hung in MPI_Finalize until native/common/fb_quiesce.c).
-BOTH_MPIS = {"test_engine", "test_cli_run", "test_profiler", "test_output_errors", "test_mpich", "test_health_engine"}
+BOTH_MPIS = {"test_engine", "test_cli_run", "test_profiler", "test_output_errors", "test_mpich", "test_health_engine",
+             "test_onesided_nbc"}
 
 
 @functools.lru_cache(maxsize=None)

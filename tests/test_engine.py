@@ -488,7 +488,7 @@ EXAMPLE_VALUES = {
     "--min-iterations": "2", "--cache": "cold", "--cache-pool": "64K", "--validate": None, "--seed": "3",
     "--pairs": "1", "--random-rings": "1", "--root": "1", "--format": "jsonl", "--mode": "pairs",
     "--size": "4K", "--repetitions": "1", "--retest": "1", "--order": "random", "--precision": "0.05",
-    "--max-window-bytes": "1K",
+    "--max-window-bytes": "1K", "--win-sync": "fence", "--win-alloc": "create",
 }
 
 

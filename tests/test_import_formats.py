@@ -74,7 +74,7 @@ def test_format_is_detected_and_status_is_right(name):
     assert parsed.format == EXPECTED_FORMAT[name]
     assert parsed.complete == (name not in INTERRUPTED), parsed.incomplete_reason
     for m in parsed.measurements:
-        assert m.unit in ("us", "MB/s", "msg/s", "Gflop/s", "GUP/s", "s")
+        assert m.unit in ("us", "MB/s", "msg/s", "Gflop/s", "GUP/s", "s", "%")
         if parsed.format not in ("iperf3", "nccl", "mpip") or name.endswith(".txt") and parsed.format == "nccl":
             assert m.detail["source"].startswith(name)
 
@@ -193,7 +193,8 @@ def test_osu_non_blocking_collectives_keep_their_extra_columns():
                                            "min_comm_us", "max_comm_us", "overlap_pct")] == row[2:]
     assert load("osu_ibarrier_7.3.txt").measurements[0].benchmark == "ibarrier"
     a2a = load("osu_ialltoall_5.6.3.txt")
-    assert a2a.benchmarks() == ["ialltoall"] and len(a2a.measurements) == 21
+    assert a2a.benchmarks() == ["ialltoall"] and len(a2a.measurements) == 3 * 21
+    assert {m.metric: m.unit for m in a2a.measurements} == {"latency": "us", "pure_comm": "us", "overlap": "%"}
 
 
 def test_osu_collectives_with_full_columns_put_avg_min_max_in_place():

@@ -132,7 +132,7 @@ def check(store, folder, name: str, fmt: str, data: bytes, detect: bool) -> None
     assert store.count_measurements(result["run"]) == result["measurements"] > 0
     for m in store.measurements(result["run"]):
         assert m.value is not None and m.value == m.value  # not NaN
-        assert m.unit in ("us", "MB/s", "msg/s", "Gflop/s", "GUP/s", "s")
+        assert m.unit in ("us", "MB/s", "msg/s", "Gflop/s", "GUP/s", "s", "%")
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))

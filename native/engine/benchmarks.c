@@ -15,6 +15,8 @@
 #define SIZED (FB_OPT_SIZES | FB_OPT_TIMING)
 #define LATENCY {"latency"}
 #define HPCC_SIZES .fixed_sizes = {8, 2000000}, .nfixed = 2
+#define RMA (FB_OPT_WIN_SYNC | FB_OPT_WIN_ALLOC)
+#define NBC_METRICS {"latency", "pure_comm", "overlap"}
 
 /* Sizes: the default --sizes range (NO_SIZES: the benchmark takes no --sizes, and measures
  * its fixed_sizes, or --size); floor: the smallest size it can measure; points: records per
@@ -72,6 +74,66 @@ static const fb_bench benchmarks[] = {
      .metrics = LATENCY,
      .summary = "MPI_Reduce_scatter_block latency, MPI_FLOAT sum (size = bytes each rank receives)",
      .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 1, .takes = SIZED},
+    {.name = "gather", .family = "collective", .run = fb_run_gather, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Gather latency (size = bytes each rank sends to the root)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
+    {.name = "scatter", .family = "collective", .run = fb_run_scatter, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Scatter latency (size = bytes each rank receives)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
+    {.name = "gatherv", .family = "collective", .run = fb_run_gatherv, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Gatherv latency, equal counts (size = bytes per rank)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
+    {.name = "scatterv", .family = "collective", .run = fb_run_scatterv, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Scatterv latency, equal counts (size = bytes per rank)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_ROOT},
+    {.name = "allgatherv", .family = "collective", .run = fb_run_allgatherv, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Allgatherv latency, equal counts (size = bytes per rank)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED},
+    {.name = "alltoallv", .family = "collective", .run = fb_run_alltoallv, .min_ranks = 1, .metrics = LATENCY,
+     .summary = "MPI_Alltoallv latency, equal counts (size = bytes per block)",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 1, .takes = SIZED},
+    {.name = "iallreduce", .family = "nbc", .run = fb_run_iallreduce, .min_ranks = 1, .metrics = NBC_METRICS,
+     .summary = "MPI_Iallreduce (MPI_FLOAT sum): overall, pure comm., overlap %",
+     .size_min = 4, .size_max = 1 * MiB, .size_floor = 4, .points_per_size = 3, .takes = SIZED},
+    {.name = "ibcast", .family = "nbc", .run = fb_run_ibcast, .min_ranks = 1, .metrics = NBC_METRICS,
+     .summary = "MPI_Ibcast from rank 0: overall, pure comm., overlap %",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 3, .takes = SIZED},
+    {.name = "ialltoall", .family = "nbc", .run = fb_run_ialltoall, .min_ranks = 1, .metrics = NBC_METRICS,
+     .summary = "MPI_Ialltoall: overall, pure communication, overlap %",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 3, .takes = SIZED},
+    {.name = "iallgather", .family = "nbc", .run = fb_run_iallgather, .min_ranks = 1, .metrics = NBC_METRICS,
+     .summary = "MPI_Iallgather: overall, pure communication, overlap %",
+     .size_min = 1, .size_max = 1 * MiB, .points_per_size = 3, .takes = SIZED},
+    {.name = "ibarrier", .family = "nbc", .run = fb_run_ibarrier, .min_ranks = 1, .metrics = NBC_METRICS,
+     .summary = "MPI_Ibarrier: overall, pure communication, overlap %",
+     .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {0}, .nfixed = 1, .points_per_size = 3,
+     .takes = FB_OPT_TIMING},
+    {.name = "put_latency", .family = "onesided", .run = fb_run_put_latency, .min_ranks = 2, .metrics = LATENCY,
+     .summary = "MPI_Put, rank 0 to rank 1's window, then --win-sync",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
+    {.name = "get_latency", .family = "onesided", .run = fb_run_get_latency, .min_ranks = 2, .metrics = LATENCY,
+     .summary = "MPI_Get by rank 0 from rank 1's window, then --win-sync",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
+    {.name = "put_bw", .family = "onesided", .run = fb_run_put_bw, .min_ranks = 2, .metrics = {"bandwidth"},
+     .summary = "a window of MPI_Put to rank 1, then --win-sync: bandwidth",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
+    {.name = "get_bw", .family = "onesided", .run = fb_run_get_bw, .min_ranks = 2, .metrics = {"bandwidth"},
+     .summary = "a window of MPI_Get from rank 1, then --win-sync: bandwidth",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
+    {.name = "put_bibw", .family = "onesided", .run = fb_run_put_bibw, .min_ranks = 2, .metrics = {"bibandwidth"},
+     .summary = "ranks 0 and 1 put a window to each other, pscw or fence",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
+    {.name = "acc_latency", .family = "onesided", .run = fb_run_acc_latency, .min_ranks = 2, .metrics = LATENCY,
+     .summary = "MPI_Accumulate (MPI_CHAR sum) to rank 1, then --win-sync",
+     .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
+    {.name = "fop_latency", .family = "onesided", .run = fb_run_fop_latency, .min_ranks = 2, .metrics = LATENCY,
+     .summary = "MPI_Fetch_and_op, one MPI_LONG_LONG on rank 1's window",
+     .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {8}, .nfixed = 1, .points_per_size = 1,
+     .takes = FB_OPT_TIMING | RMA},
+    {.name = "cas_latency", .family = "onesided", .run = fb_run_cas_latency, .min_ranks = 2, .metrics = LATENCY,
+     .summary = "MPI_Compare_and_swap, one MPI_LONG_LONG on rank 1's window",
+     .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {8}, .nfixed = 1, .points_per_size = 1,
+     .takes = FB_OPT_TIMING | RMA},
     {.name = "pingpong_pairs", .family = "hpcc", .run = fb_run_pingpong_pairs, .min_ranks = 2,
      .metrics = {"latency", "bandwidth"},
      .summary = "HPCC ping-pong over all (or sampled) ordered pairs: 8 B latency, 2,000,000 B bandwidth",
@@ -187,6 +249,7 @@ static void refusal(const fb_bench *b, unsigned flag, char *err, size_t len)
         why = b->takes & FB_OPT_SIZE ? "it measures bandwidth at one size: --size BYTES, default 1M"
               : strcmp(b->family, "hpcc") == 0 ? "HPCC's sizes are fixed: 8 bytes for latency, 2,000,000 bytes "
                                                  "for bandwidth"
+              : strcmp(b->family, "onesided") == 0 ? "it operates on one 8-byte MPI_LONG_LONG"
                                                : "it sends no payload";
     else if ((b->takes & FB_OPT_REPETITIONS) && (flag & FB_OPT_TIMING))
         why = "every pair is measured once in each of --repetitions N sweeps, default 3; no time budget";

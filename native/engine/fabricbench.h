@@ -109,6 +109,28 @@ void fb_run_allgather(fb_ctx *ctx);
 void fb_run_alltoall(fb_ctx *ctx);
 void fb_run_reduce_scatter(fb_ctx *ctx);
 
+void fb_run_gather(fb_ctx *ctx);
+void fb_run_scatter(fb_ctx *ctx);
+void fb_run_gatherv(fb_ctx *ctx);
+void fb_run_scatterv(fb_ctx *ctx);
+void fb_run_allgatherv(fb_ctx *ctx);
+void fb_run_alltoallv(fb_ctx *ctx);
+
+void fb_run_iallreduce(fb_ctx *ctx);
+void fb_run_ibcast(fb_ctx *ctx);
+void fb_run_ialltoall(fb_ctx *ctx);
+void fb_run_iallgather(fb_ctx *ctx);
+void fb_run_ibarrier(fb_ctx *ctx);
+
+void fb_run_put_latency(fb_ctx *ctx);
+void fb_run_get_latency(fb_ctx *ctx);
+void fb_run_put_bw(fb_ctx *ctx);
+void fb_run_get_bw(fb_ctx *ctx);
+void fb_run_put_bibw(fb_ctx *ctx);
+void fb_run_acc_latency(fb_ctx *ctx);
+void fb_run_fop_latency(fb_ctx *ctx);
+void fb_run_cas_latency(fb_ctx *ctx);
+
 void fb_run_pingpong_pairs(fb_ctx *ctx);
 void fb_run_ring(fb_ctx *ctx);
 

@@ -31,6 +31,8 @@ static void set_defaults(fb_options *opt)
     opt->size = 1LL << 20;
     opt->repetitions = 3;
     opt->retest = 4;
+    opt->win_sync = -1;
+    opt->win_alloc = FB_WIN_ALLOCATE;
 }
 
 /* ---- the table ----------------------------------------------------------------------- */
@@ -189,6 +191,9 @@ static const char *const cache_words[] = {"warm", "cold", NULL};       /* cache_
 static const char *const mode_words[] = {"exchange", "pairs", NULL};   /* FB_MODE_* */
 static const char *const format_words[] = {"jsonl", "table", NULL};    /* FB_FORMAT_* */
 static const char *const order_words[] = {"ascending", "random", NULL}; /* order_random: 0, 1 */
+static const char *const sync_words[] = {"flush", "lock", "pscw", "fence", "flush_local", "lock_all",
+                                         NULL}; /* FB_SYNC_* */
+static const char *const alloc_words[] = {"allocate", "create", "dynamic", NULL}; /* FB_WIN_* */
 
 static const option_def options[] = {
     {"--sizes", "MIN:MAX", p_sizes, F(size_min), F(sizes_given), FB_OPT_SIZES, .section = COMMON,
@@ -237,6 +242,16 @@ static const option_def options[] = {
      .expected = "a positive integer", .help = "random rings for ring (HPCC: 30 for latency, 10 for bandwidth)"},
     {"--root", "R", p_int, F(root), 0, FB_OPT_ROOT, 0, INT_MAX, .expected = "a rank >= 0",
      .help = "root rank of bcast and reduce (0)"},
+    {"--win-sync", "MODE", p_choice, F(win_sync), 0, FB_OPT_WIN_SYNC, .choices = sync_words,
+     .expected = "flush, lock, pscw, fence, flush_local or lock_all",
+     .help = "one-sided synchronisation, OSU's -s: flush, lock,\n"
+             "pscw, fence, flush_local, lock_all (flush;\n"
+             "put_bibw: pscw or fence, default pscw)"},
+    {"--win-alloc", "MODE", p_choice, F(win_alloc), 0, FB_OPT_WIN_ALLOC, .choices = alloc_words,
+     .expected = "create, allocate or dynamic",
+     .help = "one-sided window, OSU's -w: MPI_Win_allocate,\n"
+             "MPI_Win_create, or MPI_Win_create_dynamic +\n"
+             "MPI_Win_attach (allocate)"},
     {"--order", "ascending|random", p_choice, F(order_random), .choices = order_words,
      .expected = "ascending or random",
      .help = "order in which the message sizes are measured (ascending); random:\n"

@@ -11,6 +11,9 @@
 
 enum fb_format { FB_FORMAT_JSONL, FB_FORMAT_TABLE };
 enum fb_allpairs_mode { FB_MODE_EXCHANGE, FB_MODE_PAIRS };
+/* One-sided synchronisation and window creation, OSU's -s and -w choices. */
+enum fb_win_sync { FB_SYNC_FLUSH, FB_SYNC_LOCK, FB_SYNC_PSCW, FB_SYNC_FENCE, FB_SYNC_FLUSH_LOCAL, FB_SYNC_LOCK_ALL };
+enum fb_win_alloc { FB_WIN_ALLOCATE, FB_WIN_CREATE, FB_WIN_DYNAMIC };
 
 /* Options that only some benchmarks take. Each benchmark lists the ones it takes
  * (fb_bench.takes); giving any other is a usage error. The rest (--warmup, --cache,
@@ -24,6 +27,8 @@ enum {
     /* the all-pairs check's own */
     FB_OPT_MODE = 1 << 9, FB_OPT_SIZE = 1 << 10, FB_OPT_REPETITIONS = 1 << 11, FB_OPT_RETEST = 1 << 12,
     FB_OPT_PRECISION = 1 << 13, FB_OPT_WINDOW_BYTES = 1 << 14,
+    /* one-sided (onesided.c): how the window is made and how epochs are synchronised */
+    FB_OPT_WIN_SYNC = 1 << 15, FB_OPT_WIN_ALLOC = 1 << 16,
     FB_OPT_TIMING = FB_OPT_ITERATIONS | FB_OPT_TIME_BUDGET | FB_OPT_MIN_ITERATIONS | FB_OPT_PRECISION,
     FB_OPT_ALLPAIRS = FB_OPT_MODE | FB_OPT_SIZE | FB_OPT_REPETITIONS | FB_OPT_RETEST,
 };
@@ -51,6 +56,8 @@ typedef struct {
     int pairs;                 /* 0 = benchmark default */
     int random_rings;          /* 0 = HPCC defaults (30 for latency, 10 for bandwidth) */
     int root;                  /* bcast, reduce */
+    int win_sync;              /* one-sided: enum fb_win_sync; -1 = the benchmark's OSU default */
+    int win_alloc;             /* one-sided: enum fb_win_alloc */
     int mode;                  /* allpairs: enum fb_allpairs_mode, exchange rounds or disjoint pairs */
     long long size;            /* allpairs: the bandwidth message size (1 MiB) */
     int repetitions;           /* allpairs: sweeps over every pair (3) */

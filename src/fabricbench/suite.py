@@ -196,9 +196,11 @@ def plan(
     sizes: Optional[str] = None,
     extra: Sequence[str] = (),
     order: Optional[str] = None,
+    where_taken: Sequence[Tuple[str, str]] = (),
 ) -> List[Step]:
     """Steps for suite and benchmark names; `sizes` and `extra` engine args apply to every step,
-    `order` ("ascending" or "random") to every step that measures several sizes."""
+    `order` ("ascending" or "random") to every step that measures several sizes, each
+    (option, value) of `where_taken` (--win-sync fence) to the steps that take that option."""
     if not selection:
         selection = ["quick"]
     steps: List[Step] = []
@@ -227,8 +229,14 @@ def plan(
             new = replace(new, args=tuple(keep) + tuple(extra))
         if order and spec.sizes and "--order" in spec.options:
             new = replace(new, args=tuple(new.args) + ("--order", order))
+        for option, value in where_taken:
+            if option in spec.options:
+                new = replace(new, args=tuple(new.args) + (option, value))
         check_options(spec, new.args)
         overridden.append(new)
+    for option, _value in where_taken:
+        if not any(option in BENCHMARKS[s.benchmark].options for s in overridden):
+            raise UsageError(f"{option} applies to none of {', '.join(s.benchmark for s in overridden)}")
     return overridden
 
 

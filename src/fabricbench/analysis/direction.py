@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-LOWER_IS_BETTER = frozenset({"latency", "time", "overhead_send", "overhead_recv", "gap", "cpu_per_message"})
+LOWER_IS_BETTER = frozenset({"latency", "time", "overhead_send", "overhead_recv", "gap", "cpu_per_message",
+                             "pure_comm"})
 
 
 def lower_is_better(metric: str) -> bool:

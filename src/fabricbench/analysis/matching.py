@@ -33,6 +33,12 @@ _COLLECTIVE_NAMES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "al
                      "reduce_scatter_block", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv")
 COLLECTIVES = frozenset(_COLLECTIVE_NAMES) | frozenset("i" + n for n in _COLLECTIVE_NAMES)
 HPCC = frozenset({"pingpong_pairs", "ring"})
+# OSU's one-sided benchmarks (the engine's names are OSU's): rank 0 on rank 1's window.
+ONE_SIDED = frozenset({"put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw",
+                       "get_bw", "put_bibw"})
+ONE_SIDED_WINDOWED = frozenset({"put_bw", "get_bw", "put_bibw"})
+# OSU's defaults when a file does not say (OMB 5.x and later): MPI_Win_allocate; flush, but pscw for put_bibw.
+ONE_SIDED_DEFAULTS = {"win": "allocate", "sync": "flush"}
 
 # Other tools' benchmarks that follow an engine definition: (benchmark, metric) -> definition.
 # IMB PingPong's bandwidth has one message in flight (not a window), so it is not `bw`;
@@ -89,6 +95,8 @@ def family(defn: str) -> str:
         return "collective"
     if defn in HPCC:
         return "hpcc"
+    if defn in ONE_SIDED:
+        return "one-sided"
     return "other"
 
 
@@ -155,6 +163,11 @@ def point_key(m: Any, run: Any = None) -> PointKey:
             path = pair_path(run, params.get("peers")) if run is not None else None
             if path:
                 soft["path"] = path
+    elif fam == "one-sided":  # a single pair like latency: the window and synchronisation are what matter
+        strict["win"] = params.get("win", ONE_SIDED_DEFAULTS["win"])
+        strict["sync"] = params.get("sync", "pscw" if defn == "put_bibw" else ONE_SIDED_DEFAULTS["sync"])
+        if defn in ONE_SIDED_WINDOWED:
+            strict["window"] = params.get("window", DEFAULT_WINDOW)
     elif fam in ("collective", "hpcc"):
         strict["ranks"] = ranks if ranks else UNKNOWN
         if "ordering" in params:

@@ -183,12 +183,14 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
 @main.command()
 @click.argument("run", metavar="RUN[,RUN...]")
 @click.option("--against", "baseline", required=True, metavar="NAME", help="The baseline to check against (baseline set NAME RUN).")
+@click.option("--junit", "junit", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write the verdicts as JUnit XML for CI: a testcase per point, a failure per regression.")
 @verdict_options
 @json_option
 @pass_state
 @click.pass_context
-def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, correction: str,
-          benchmark: Optional[str], no_history: bool, as_json: bool) -> None:
+def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect: float, alpha: float,
+          correction: str, benchmark: Optional[str], no_history: bool, as_json: bool) -> None:
     """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 otherwise.
 
     The points that got worse are named; exit status 2 when the two share no point. A
@@ -199,6 +201,10 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
     from fabricbench.analysis.compare import describe_point
     from fabricbench.workflows.replicates import replicate_history
 
+    if junit:
+        from fabricbench.report.files import check_output
+
+        check_output(junit)  # before the comparison: a bad path is a usage error at once
     store = state.read(run)
     base = store.baseline(baseline)
     a, b = [store.load(i) for i in base.run_ids], load_side(store, run)
@@ -208,6 +214,11 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
         raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
                          f"point. {result.mismatch_text}".strip())
     worse = result.flagged("worse")
+    if junit:
+        from fabricbench.report.dashboards import to_junit
+        from fabricbench.report.files import write_text
+
+        write_text(junit, to_junit(result, base.name, min_effect))
     if as_json:
         data = result.to_dict()
         data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse],

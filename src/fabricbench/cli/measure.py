@@ -104,12 +104,16 @@ def make_launcher(launcher: str, layout: Layout, default_np: int = 2):
 @click.option("--order", type=click.Choice(["ascending", "random"]), default="ascending", show_default=True,
               help="Order in which each benchmark measures its sizes: random (a shuffle from the engine's seed) "
               "scatters a burst of load over the curve instead of a run of neighbouring sizes.")
+@click.option("--win-sync", type=click.Choice(["flush", "lock", "pscw", "fence", "flush_local", "lock_all"]),
+              help="One-sided benchmarks: the synchronisation (OSU's -s; default flush, put_bibw pscw).")
+@click.option("--win-alloc", type=click.Choice(["allocate", "create", "dynamic"]),
+              help="One-sided benchmarks: how the window is made (OSU's -w; default allocate).")
 @click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True,
               help="Launch every benchmark this many times, interleaved, and merge each point's launches; the "
               "time budget (or --iterations) is split between them. compare takes the spread between launches "
               "as the run-to-run noise; 1 launches once.")
 @pass_state
-def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, precision, order, repeat):
+def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, mpirun_args, label, tags, timeout, watchdog, sizes, iterations, time_budget, precision, order, win_sync, win_alloc, repeat):
     """Measure a suite (quick, standard, hpcc-net) or benchmarks and store the results.
 
     Ctrl-C, SIGTERM and SIGHUP stop cleanly: the points measured so far are kept, the run is
@@ -126,7 +130,8 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
         if iterations:
             raise UsageError("--precision is the stopping rule of the adaptive count; --iterations fixes the count")
         extra += ["--precision", f"{precision:g}"]
-    steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order)
+    rma = [(o, v) for o, v in (("--win-sync", win_sync), ("--win-alloc", win_alloc)) if v]
+    steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order, where_taken=rma)
     steps, bound_s = announce_time(steps, chosen, repeat)
     started = time.monotonic()
     store = state.store

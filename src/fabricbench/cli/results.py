@@ -249,11 +249,13 @@ def show(state, run_ref, benchmark, as_json):
 
 @main.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--format", "fmt_name", type=click.Choice(["csv", "json"]), default="csv", show_default=True)
+@click.option("--format", "fmt_name", type=click.Choice(["csv", "json", "openmetrics", "perflog"]), default="csv",
+              show_default=True, help="openmetrics: Prometheus/OpenMetrics text for Grafana (ends with # EOF); "
+                                      "perflog: ReFrame-style perflog lines, one per point.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout (its folder must exist).")
 @pass_state
 def export(state, run_ref, fmt_name, output):
-    """Export a run's measurements (CSV: one row per point; JSON: run, hosts and measurements)."""
+    """Export a run's measurements (CSV: one row per point; JSON: run, hosts and measurements; OpenMetrics; perflog)."""
     from fabricbench.report.export import export_run
     from fabricbench.report.files import check_output, write_text
 

@@ -1,5 +1,6 @@
 """Importers: other tools' output files (OSU, IMB, HPCC, perftest, mpiGraph, NCCL-tests,
-iperf3, NetPIPE, mpiP) as runs in the results database, in the project's vocabulary and units.
+iperf3, NetPIPE, mpiP), and the engine's own JSON Lines made outside ``fabricbench run`` (a
+batch job), as runs in the results database, in the project's vocabulary and units.
 
     parsed = import_file("osu_latency.txt")            # format detected from content
     run = store_parsed(store, parsed, tags={"fabric": "edr"})
@@ -37,7 +38,8 @@ from fabricbench.importers.base import (
     TruncatedError,
 )
 
-MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv")
+MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv",
+           "engine")
 MAX_ARTIFACT_BYTES = 4 * 1024 * 1024
 
 

@@ -1,4 +1,5 @@
-"""A run's measurements as CSV (one row per point) or JSON (run, hosts and measurements).
+"""A run's measurements as CSV (one row per point) or JSON (run, hosts and measurements), or for
+dashboards as OpenMetrics text or ReFrame-style perflog lines (``report.dashboards``).
 
 Part of the Python API::
 
@@ -23,7 +24,7 @@ from fabricbench.report.format import machine
 from fabricbench.store.records import STAT_FIELDS
 from fabricbench.text import printable
 
-FORMATS = ("csv", "json")
+FORMATS = ("csv", "json", "openmetrics", "perflog")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -74,4 +75,10 @@ def export_run(store: Any, ref: Any, fmt: str = "csv") -> str:
         raise UsageError(f"export format must be one of {', '.join(FORMATS)}, not '{fmt}'")
     run = store.get_run(ref)
     items = store.measurements(run.id)
+    if fmt in ("openmetrics", "perflog"):  # for dashboards (report.dashboards)
+        from fabricbench.report.dashboards import to_openmetrics, to_perflog
+
+        if fmt == "openmetrics":
+            return to_openmetrics(run, items)
+        return to_perflog(run, items, [h.hostname for h in store.hosts(run.id)])
     return to_csv(items) if fmt == "csv" else to_json(run, store.hosts(run.id), items)

@@ -29,7 +29,8 @@ Build blocks from ``report.model`` (``Section``, ``Paragraph``, ``Notice``, ``Ta
 Put units in ``Column(title, unit)`` so every header carries one.
 
 Current order: 10 overview, 20 configuration, 25 host differences, 28 comparison with the
-baseline, 30 latency, 40 bandwidth, 45 message rate, 50 collectives, 60 HPCC network,
+baseline, 30 latency, 40 bandwidth, 45 message rate, 47 one-sided, 50 collectives, 52 non-blocking
+collectives, 60 HPCC network,
 65 HPCC summary, 88 rigour check, 90 other benchmarks.
 """
 from __future__ import annotations

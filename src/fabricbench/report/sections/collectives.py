@@ -6,7 +6,8 @@ from fabricbench.report.blocks import band_of, fmt_value
 from fabricbench.analysis.series import headline
 
 ORDER = 50
-COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter")
+COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter",
+               "gather", "scatter", "gatherv", "scatterv", "allgatherv", "alltoallv")
 BENCHMARKS = set(COLLECTIVES)
 
 
