@@ -1,6 +1,8 @@
 /* coll_point.c - per-rank summaries of collective calls (see coll_point.h). */
 #include "coll_point.h"
 
+#include <stdlib.h>
+
 #include "stats.h"
 
 double *fb_gather_per_rank(const fb_ctx *ctx, double mine)
