@@ -64,5 +64,5 @@ def test_report_comparison_rigour_and_peaks(tmp_path):
     # the rigour check runs over the report's runs
     rigour = by_id["rigour"]
     text = " ".join(c.text for b in rigour.blocks if b.kind == "table" for r in b.cells() for c in r)
-    assert "peak (rule 11)" in text and "exceed their peak" in text
+    assert "peak (rule 11)" in text and "above their peak" in text
     assert "Passed:" in " ".join(b.text for b in rigour.blocks if b.kind == "paragraph")
