@@ -604,11 +604,27 @@ def analyse(labels: Sequence[str], bandwidth: Optional[np.ndarray] = None, laten
         findings += f
         summaries[metric] = s
         omitted += o
+    _explain_by_bad_nodes(findings)
     order = {"critical": 0, "warning": 1, "info": 2}
     kinds = {"fabric": 0, "node": 1, "link": 2, "asymmetric": 3, "transient": 4, "note": 5}
     findings.sort(key=lambda f: (order.get(f.severity, 3), kinds.get(f.kind, 9), f.metric != "bandwidth",
                                  f.ratio if f.ratio is not None else 1.0))
     return HealthReport(labels, findings, summaries, thresholds, omitted)
+
+
+def _explain_by_bad_nodes(findings: List[Finding]) -> None:
+    """A slow or asymmetric pair with an end that another metric names as a bad node is that
+    node's doing (a link at a quarter of the rate also queues the other metric's messages): it
+    stays listed, as information, so the verdict names the node and not its partners."""
+    bad = {f.nodes[0]: f.metric for f in findings if f.kind == "node" and f.problem}
+    for f in findings:
+        if f.kind not in ("link", "asymmetric") or not f.problem:
+            continue
+        ends = [n for n in f.nodes if n in bad and bad[n] != f.metric]
+        if ends:
+            f.values["was"] = f.severity
+            f.severity = "info"
+            f.evidence += f"; explained by node {ends[0]}, slow in {bad[ends[0]]}"
 
 
 def verdict_line(report: HealthReport) -> str:
