@@ -84,6 +84,7 @@ class PointComparison:
     reason: str = ""
     log_se: Optional[float] = None
     log_ratio: Optional[float] = None  # the ln B/A tested (of each side's launches' geometric mean)
+    single: bool = False  # one figure on each side and no spread: shown side by side, never judged
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
 
@@ -374,8 +375,8 @@ def _side(reps: Sequence[Any], statistic: str, level: float,
     launched = all(len(f[1]) >= 2 for f in figures)
     cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None] * len(reps)
     if any(ci is None for ci in cis):
-        if not (launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES):
-            return shown, None
+        if not ((launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES) or len(reps) >= MIN_LAUNCHES):
+            return shown, None  # 3 or more runs or repetitions (a scaling study's) spread like launches
         within = 0.0  # the launches' spread is all there is (a few rank averages, say)
     else:
         within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
@@ -410,7 +411,32 @@ def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, siz
     if sa and sb:
         return pc, (sa, sb)
     pc.reason = _why_not_judged(a, b, stats.center(a), stats.center(b))
+    pc.single = len(a_reps) == 1 and len(b_reps) == 1 and one_measurement(a) and one_measurement(b)
+    if pc.single:
+        pc.reason = ONE_EACH
     return pc, None
+
+
+ONE_EACH = "one measurement each"
+REPEATABLE = frozenset({"benchmark", "scaling", "app", "transfer"})  # run kinds whose command takes --repeat
+
+
+def _figure_order(s: "SeriesComparison") -> int:
+    """HPCC figures in the seven tests' order (headlines first), then the rest as they came."""
+    from fabricbench.analysis.hpcc import FIGURES
+
+    order = list(FIGURES)
+    test = s.variant.get("test")
+    return order.index(test) if s.definition == "hpcc" and test in order else len(order)
+
+
+def one_measurement(m: Any) -> bool:
+    """A point that is a single figure: no samples, no CI of its median, no launches merged
+    (an HPCC summary value, an application's figure from one run)."""
+    if stats.median_ci(m) is not None or len(stats.launch_values(m)) >= 2:
+        return False
+    n = getattr(m, "n", None)
+    return not (isinstance(n, int) and n >= 2)
 
 
 def _decide(pc: PointComparison, options: Options) -> None:
@@ -491,6 +517,26 @@ class Comparison:
     def flagged(self, verdict: str) -> List[Tuple[SeriesComparison, PointComparison]]:
         return [(s, p) for s, p in self.points if p.verdict == verdict]
 
+    @property
+    def single_valued(self) -> List[Tuple[SeriesComparison, PointComparison]]:
+        """The points measured once on each side: shown side by side with their change, never judged."""
+        found = [(s, p) for s, p in self.points if p.single]
+        return sorted(found, key=lambda sp: _figure_order(sp[0]))
+
+    @property
+    def judged_series(self) -> List[SeriesComparison]:
+        """The series that are not all single figures (those are shown together, see ``single_valued``)."""
+        return [s for s in self.series if not all(p.single for p in s.points)]
+
+    def cannot_judge(self) -> str:
+        """The line that goes with the single figures (empty when there are none)."""
+        if not self.single_valued:
+            return ""
+        kinds = {getattr(r, "kind", None) for r in (self.a_runs or [self.a]) + (self.b_runs or [self.b])}
+        how = ("measure with --repeat N" if kinds <= REPEATABLE else
+               "measure each side 3 or more times and compare the runs as replicates: compare A1,A2,A3 B1,B2,B3")
+        return f"{ONE_EACH}: significance cannot be judged ({how})"
+
     def point_of(self, m: Any) -> Optional[Tuple[SeriesComparison, PointComparison]]:
         """The comparison a measurement of A or B took part in (None when it found no partner)."""
         for s, p in self.points:
@@ -511,10 +557,16 @@ class Comparison:
         unjudged = total - judged
         tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
         isolated = len(self.flagged("isolated"))
-        if not worse and not better:
-            text = f"Overall: no significant difference between {a_name} and {b_name}"
-            quiet = judged - isolated - len(self.flagged("host changed"))
-            text += f" at {quiet} point{'s' if quiet != 1 else ''}" if quiet else ""
+        single = len(self.single_valued)
+        quiet = judged - isolated - len(self.flagged("host changed"))
+        if not worse and not better and not quiet:
+            # nothing was judged the same: never "no significant difference"
+            if single == total:
+                return f"Overall: {self.cannot_judge()}."
+            text = f"Overall: no difference between {a_name} and {b_name} could be called"
+        elif not worse and not better:
+            text = (f"Overall: no significant difference between {a_name} and {b_name} "
+                    f"at {quiet} point{'s' if quiet != 1 else ''}")
         else:
             text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
             rest = judged - worse - better - isolated - len(self.flagged("host changed"))
@@ -526,7 +578,7 @@ class Comparison:
         if host:
             text += f"; {host} changed no more than the host itself did"
         if unjudged:
-            text += f"; {unjudged} not judged"
+            text += f"; {unjudged} not judged" + (f" ({single} {ONE_EACH})" if single else "")
         return text + tail + "."
 
     @property
@@ -603,6 +655,8 @@ class Comparison:
             "noise_note": self.noise_note(),
             "host_note": self.host_note(),
             "series": [s.to_dict() for s in self.series],
+            "single_valued": [single_row(s, p) for s, p in self.single_valued],
+            "cannot_judge": self.cannot_judge(),
             "mismatches": [m.to_dict() for m in self.mismatches],
             "not_compared": self.mismatch_text,
         }
@@ -826,6 +880,26 @@ def _id_list(ids: Sequence[int]) -> str:
         else:
             spans.append([i, i])
     return ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in spans)
+
+
+def figure_name(s: SeriesComparison, p: PointComparison) -> str:
+    """What a reader calls a point's figure: an HPCC summary key by its name ('ring bandwidth,
+    random order'), else the series title and the size."""
+    test = s.variant.get("test")
+    if s.definition == "hpcc" and isinstance(test, str):
+        from fabricbench.analysis.hpcc import figure_name as hpcc_name
+
+        return hpcc_name(test)
+    return f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
+
+
+def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
+    """A figure measured once on each side, as the side-by-side table shows it: name, unit, A, B,
+    change (B/A - 1) and whether B is better, worse or within the threshold's reach."""
+    change = None if p.ratio is None else p.ratio - 1.0
+    way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
+    return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
+            "improvement": p.improvement, "direction": way, "metric": s.metric}
 
 
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:

@@ -56,6 +56,7 @@ from fabricbench.report.format import number, percent
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
+INCONSISTENT = 3.0  # a retest this many times off the sweep's reading (either way) cannot confirm it
 LEAVE_ONE_OUT_MAX = 256  # nodes: above, one node touches under 1% of the pairs (and N^3 work is slow)
 
 
@@ -278,7 +279,7 @@ def _assess(m: _Metric) -> _Assessed:
     np.subtract(logs, res, out=res)
     sigma_cell = robust_sigma(sample_cells(res))
     ref = node_references(logs, rows, cols)
-    sigma_node = robust_sigma(np.concatenate([rows - ref, cols - ref])) if rows.size >= 4 else 0.0
+    sigma_node = robust_sigma(np.concatenate([rows - lg, cols - lg])) if rows.size >= 4 else 0.0
     return _Assessed(lg, rows, cols, res, sigma_cell, sigma_node, ref)
 
 
@@ -398,6 +399,15 @@ def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, m: _Metric
     f.values["retest_ratio"] = ratio_alone
     f.values["retested_pairs"] = count
     alone = f"{m.describe(ratio_alone)} of {against}" if not m.latency else f"{m.describe(ratio_alone)} {against}"
+    if f.ratio and ratio_alone < t and abs(math.log(ratio_alone / f.ratio)) > math.log(INCONSISTENT):
+        # a fault is as slow alone as in the sweep; a reading that moves this much is the host's load
+        f.retest = "inconsistent"
+        f.values["was"] = f.kind
+        f.severity = "info"
+        f.evidence += (f"; but {alone} when measured alone ({count} pair{'s' if count != 1 else ''}), "
+                       f"{m.describe(f.ratio)} in the sweep: the readings disagree by more than {INCONSISTENT:g}x, "
+                       "the host too busy to judge this pair (measure again on a quieter host)")
+        return
     if ratio_alone >= t:
         f.retest = "cleared"
         f.values["was"] = f.kind
