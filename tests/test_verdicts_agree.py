@@ -4,6 +4,7 @@ significant difference"; a scaling study's repetitions are pooled per scale; a h
 the bad node cannot drag down."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -139,4 +140,4 @@ def test_health_cli_and_report_agree(tmp_path):
     assert data["verdict"].startswith("PROBLEMS: 1 bad node (n3)")
     md = tmp_path / "r.md"
     cli(db, "report", str(run), "--format", "markdown", "-o", str(md))
-    assert data["verdict"] in md.read_text()
+    assert data["verdict"] in html.unescape(md.read_text())

@@ -48,9 +48,14 @@ import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
-from fabricbench.analysis.host_state import HostShift, allowance, host_shift, same_hosts, sensitivity
+from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
+                                             same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.report.format import number
+
+
+HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
+HOST_BUSY_TEXT = "host too busy to judge"
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class PointComparison:
     p: Optional[float] = None
     p_adjusted: Optional[float] = None
     significant: Optional[bool] = None  # None: not judged
-    verdict: str = "not judged"  # better, worse, isolated, host changed, below threshold, no significant difference, not judged
+    verdict: str = "not judged"  # better, worse, isolated, host changed, host busy, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
     log_ratio: Optional[float] = None  # the ln B/A tested (of each side's launches' geometric mean)
@@ -106,6 +111,8 @@ class PointComparison:
             return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
         if self.verdict == "host changed":
             return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
+        if self.verdict == HOST_BUSY:
+            return f"{HOST_BUSY_TEXT} ({describe_ratio(self.ratio, self.metric, b_name)}; {self.reason})"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -114,7 +121,7 @@ class PointComparison:
         """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
         if self.flagged:
             return change_words(self.ratio, self.metric)
-        if self.verdict in ("isolated", "host changed"):
+        if self.verdict in ("isolated", "host changed", HOST_BUSY):
             return f"{self.verdict} ({change_words(self.ratio, self.metric)})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
@@ -200,7 +207,8 @@ class SeriesComparison:
                              f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
         host = sum(1 for p in judged if p.verdict == "host changed")
-        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host
+        busy = sum(1 for p in judged if p.verdict == HOST_BUSY)
+        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host - busy
         if parts:
             text = "; ".join(parts)
             if rest:
@@ -214,6 +222,8 @@ class SeriesComparison:
         if host:
             text += (f"; {host} {what} changed no more than the host itself "
                      f"({number(self.host_shift.factor)}x, see below)")
+        if busy:
+            text += f"; {HOST_BUSY_TEXT} at {busy} {what} (they changed no more than the busy host can move them)"
         if isolated:
             text += f"; isolated differences at {isolated} (one size only, re-measure)"
         unjudged = n - len(judged)
@@ -470,6 +480,22 @@ def _allow_for_host(s: SeriesComparison, options: Options) -> None:
             pc.reason = s.host_shift.describe()
 
 
+def _allow_for_busy_host(s: SeriesComparison, busy: Optional[HostLoad], options: Options) -> None:
+    """Points whose change a busy host's contention alone could make (``host_state.busy_allowance``):
+    "host busy", shown as "host too busy to judge", not called. Measured: two identical runs at load
+    2 to 5 on 2 CPUs differed 2.43x at bibw 4 MiB; no statistic on the two runs tells that from the fabric."""
+    limit = busy_allowance(busy, options.min_effect)
+    if limit is None:
+        return
+    for pc in s.points:
+        if not (pc.flagged and pc.ratio):
+            continue
+        change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
+        if change <= limit:
+            pc.verdict = HOST_BUSY
+            pc.reason = f"{busy.describe()}: contention alone can move a figure {number(busy.factor)}x"
+
+
 def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
     """On a curve (3 or more sizes), a difference is called only when a neighbouring size differs
     the same way, beyond the threshold and significant on its own (before correction): a fabric
@@ -509,6 +535,7 @@ class Comparison:
     history_a: List[Any] = field(default_factory=list)  # stored replicate runs of A's configuration (Run)
     history_b: List[Any] = field(default_factory=list)
     history_ignored: bool = False  # stored runs were not looked at (--no-history)
+    busy: Optional[HostLoad] = None  # the busiest side's host, when its CPUs were oversubscribed
 
     @property
     def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
@@ -558,18 +585,21 @@ class Comparison:
         tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
         isolated = len(self.flagged("isolated"))
         single = len(self.single_valued)
-        quiet = judged - isolated - len(self.flagged("host changed"))
+        busy = len(self.flagged(HOST_BUSY))
+        quiet = judged - isolated - len(self.flagged("host changed")) - busy
         if not worse and not better and not quiet:
             # nothing was judged the same: never "no significant difference"
             if single == total:
                 return f"Overall: {self.cannot_judge()}."
             text = f"Overall: no difference between {a_name} and {b_name} could be called"
+            if busy and busy == judged:
+                text = f"Overall: {HOST_BUSY_TEXT}: {self.busy.describe()}"
         elif not worse and not better:
             text = (f"Overall: no significant difference between {a_name} and {b_name} "
                     f"at {quiet} point{'s' if quiet != 1 else ''}")
         else:
             text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
-            rest = judged - worse - better - isolated - len(self.flagged("host changed"))
+            rest = judged - worse - better - isolated - len(self.flagged("host changed")) - busy
             if rest:
                 text += f"; no significant difference at {rest}"
         if isolated:
@@ -577,6 +607,8 @@ class Comparison:
         host = len(self.flagged("host changed"))
         if host:
             text += f"; {host} changed no more than the host itself did"
+        if busy:
+            text += f"; {busy} differ{'s' if busy == 1 else ''} by no more than the busy host can move a figure ({HOST_BUSY_TEXT})"
         if unjudged:
             text += f"; {unjudged} not judged" + (f" ({single} {ONE_EACH})" if single else "")
         return text + tail + "."
@@ -623,17 +655,24 @@ class Comparison:
                 + stored)
 
     def host_note(self) -> str:
-        """What the host probe says, when the host itself changed between the runs and that kept
-        points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
+        """What the host probe and load say, when the host itself changed between the runs or was too
+        busy and that kept points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
+        busy = self.flagged(HOST_BUSY)
+        note = ""
+        if busy:
+            note = (f"The host was too busy to judge: {self.busy.describe()}, so two communicating ranks could run "
+                    f"{number(self.busy.factor)}x slower from the contention alone. {len(busy)} point"
+                    f"{'s' if len(busy) != 1 else ''} that changed no more than that are not called "
+                    "(\"host too busy to judge\"). To compare the fabric, rerun both on a quieter host.")
         held = self.flagged("host changed")
         if not held:
-            return ""
+            return note
         worst = max({id(sc): sc for sc, _p in held}.values(), key=lambda sc: sc.host_shift.log_shift)
         where = "" if all(sc.host_shift for sc in self.series) else f" (during {worst.benchmark_a})"
         return (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
                 f"{len(held)} point{'s' if len(held) != 1 else ''} that changed no more than the host did "
                 "are not attributed to the fabric (\"host changed\"). To compare the fabric, rerun both while "
-                "the host is in one state.")
+                "the host is in one state." + (" " + note if note else ""))
 
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
@@ -654,6 +693,7 @@ class Comparison:
                         "used": self.history_runs},
             "noise_note": self.noise_note(),
             "host_note": self.host_note(),
+            "host_busy": self.busy.to_dict() if self.busy else None,
             "series": [s.to_dict() for s in self.series],
             "single_valued": [single_row(s, p) for s, p in self.single_valued],
             "cannot_judge": self.cannot_judge(),
@@ -681,7 +721,8 @@ class Compared:
 
 def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
                   history: Optional[Sequence[Tuple[Sequence[Any], Sequence[Any]]]] = None,
-                  host: Optional[Callable[[str, str], Optional[HostShift]]] = None) -> Compared:
+                  host: Optional[Callable[[str, str], Optional[HostShift]]] = None,
+                  busy: Optional[HostLoad] = None) -> Compared:
     """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size).
     `history`, one entry per pair: the point in stored replicate runs of A's and of B's configuration.
     `host(benchmark of A, benchmark of B)`: how the host itself moved between their launches."""
@@ -732,6 +773,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
             _decide(pc, options)
         s.host_shift = host(s.benchmark_a, s.benchmark_b) if host else None
         _allow_for_host(s, options)
+        _allow_for_busy_host(s, busy, options)
         _confirm_by_neighbours(s, options)
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
@@ -856,12 +898,15 @@ def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[st
         probes_a = [p for r in side_a for p in getattr(r, "probes", None) or []]
         probes_b = [p for r in side_b for p in getattr(r, "probes", None) or []]
         host = (lambda bench_a, bench_b: host_shift(probes_a, probes_b, bench_a, bench_b)) if probes_a and probes_b else None
+    busy = busiest([r.run for r in side_a], [r.run for r in side_b])
     done = compare_pairs(matching.pairs, options,
-                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs], host)
+                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs], host, busy)
     comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
-    return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
-                      [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],
-                      [r.run for r in hist_b])
+    result = Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
+                        [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],
+                        [r.run for r in hist_b])
+    result.busy = busy
+    return result
 
 
 def _history_points(side: Sequence[Any], history: Sequence[Any], benchmark: Optional[str]) -> Dict[int, List[Any]]:

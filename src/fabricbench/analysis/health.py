@@ -623,14 +623,18 @@ def analyse(labels: Sequence[str], bandwidth: Optional[np.ndarray] = None, laten
 
 
 def _explain_by_bad_nodes(findings: List[Finding]) -> None:
-    """A slow or asymmetric pair with an end that another metric names as a bad node is that
-    node's doing (a link at a quarter of the rate also queues the other metric's messages): it
-    stays listed, as information, so the verdict names the node and not its partners."""
-    bad = {f.nodes[0]: f.metric for f in findings if f.kind == "node" and f.problem}
+    """A slow or asymmetric pair with an end named as a bad node (by either metric) is that node's
+    doing: a link at a quarter of the rate also queues the other metric's messages, and its two
+    directions differ by the noise of a slow link. It stays listed, as information, so the verdict
+    names the node and not its partners."""
+    bad: Dict[str, str] = {}
+    for f in findings:
+        if f.kind == "node" and f.problem:
+            bad.setdefault(f.nodes[0], f.metric)
     for f in findings:
         if f.kind not in ("link", "asymmetric") or not f.problem:
             continue
-        ends = [n for n in f.nodes if n in bad and bad[n] != f.metric]
+        ends = [n for n in f.nodes if n in bad]
         if ends:
             f.values["was"] = f.severity
             f.severity = "info"

@@ -70,7 +70,7 @@ def print_comparability(comp) -> None:
         console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
 
 
-_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed": "yellow", "no significant difference": "dim", "below threshold": "dim",
+_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed": "yellow", "host busy": "yellow", "no significant difference": "dim", "below threshold": "dim",
           "not judged": "yellow"}
 
 
@@ -265,7 +265,7 @@ def check(ctx, state, run: str, baseline: str, min_effect: float, alpha: float, 
             console.print(Text(result.host_note(), style="yellow"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
-        for verdict in ("isolated", "host changed"):
+        for verdict in ("isolated", "host changed", "host busy"):
             for s, p in result.flagged(verdict):
                 if p.improvement is not None and p.improvement < 0:
                     console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))

@@ -26,10 +26,10 @@ def build(ctx):
             continue
         comp = ctx.comparison(r)
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
-                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed"))),
+                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed", "host busy"))),
                      str(sum(1 for _s, p in comp.points if p.significant is None)), comp.summary(base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
-                       Column("No significant difference", "points"), Column("Not judged", "points"),
+                       Column("Not called different", "points"), Column("Not judged", "points"),
                        Column("Summary", align="left")], rows))
     for r in ctx.runs:
         if r is base:
