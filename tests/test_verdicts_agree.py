@@ -141,3 +141,39 @@ def test_health_cli_and_report_agree(tmp_path):
     md = tmp_path / "r.md"
     cli(db, "report", str(run), "--format", "markdown", "-o", str(md))
     assert data["verdict"] in html.unescape(md.read_text())
+
+
+def bw_points(rng, scale, sizes=tuple(1 << k for k in range(16, 23)), n=150):
+    out = []
+    for size in sizes:
+        x = 117.0 * size / (size + 16384.0) * scale * rng.lognormal(0, 0.03, n)
+        q = np.percentile(x, np.arange(101))
+        out.append(Measurement("bibw", {"size": size, "ranks": 2, "window": 64, "peers": [0, 1]}, "bandwidth", "MB/s",
+                               value=float(np.median(x)), n=n, min=float(x.min()), median=float(np.median(x)),
+                               mean=float(x.mean()), p99=float(q[99]), max=float(x.max()), stdev=float(x.std(ddof=1)),
+                               detail={"sketch": {"q": [float(v) for v in q]}}))
+    return out
+
+
+@pytest.mark.parametrize("load, verdict", [(0.2, "better"), (3.0, "host busy")])
+def test_a_busy_host_cannot_tell_a_2x_difference(tmp_path, load, verdict):
+    """Two identical runs on a busy 2-CPU host differed 2.43x (bibw 4 MiB): at load 3 with 2 ranks a
+    pair of ranks can run (5/2)^2 = 6x slower from contention alone, so 2.4x is not called; on a
+    quiet host it is."""
+    db = tmp_path / "b.db"
+    store = fabricbench.open_db(str(db))
+    rng = np.random.default_rng(11)
+    prov = {"nodes": 1, "ranks": 2, "ppn": 2, "hosts": ["h1"], "launcher": "mpirun",
+            "host_load": {"loadavg_1m": load, "cpus": 2}}
+    ids = [store.save_run(bw_points(rng, scale), kind="benchmark", label=lab, provenance=prov, ranks=2).id
+           for lab, scale in (("a", 1.0), ("b", 2.43))]
+    store.close()
+    data = json.loads(cli(db, "compare", str(ids[0]), str(ids[1]), "--json"))
+    verdicts = {p["verdict"] for s in data["series"] for p in s["points"]}
+    assert verdicts == {verdict}, data["summary"]
+    text = " ".join(cli(db, "compare", str(ids[0]), str(ids[1])).split())
+    if verdict == "host busy":
+        assert "host too busy to judge" in text and "no significant difference" not in text
+        assert data["host_busy"]["factor"] == pytest.approx(6.25)
+    else:
+        assert "B is 2.43x better" in text or "2.43x better" in text, text
