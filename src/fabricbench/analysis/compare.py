@@ -122,7 +122,8 @@ class PointComparison:
         if self.flagged:
             return change_words(self.ratio, self.metric)
         if self.verdict in ("isolated", "host changed", HOST_BUSY):
-            return f"{self.verdict} ({change_words(self.ratio, self.metric)})"
+            word = "host too busy" if self.verdict == HOST_BUSY else self.verdict
+            return f"{word} ({change_words(self.ratio, self.metric)})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
 
@@ -593,7 +594,7 @@ class Comparison:
                 return f"Overall: {self.cannot_judge()}."
             text = f"Overall: no difference between {a_name} and {b_name} could be called"
             if busy and busy == judged:
-                text = f"Overall: {HOST_BUSY_TEXT}: {self.busy.describe()}"
+                text = f"Overall: {HOST_BUSY_TEXT} at {busy} point{'s' if busy != 1 else ''} ({self.busy.describe()})"
         elif not worse and not better:
             text = (f"Overall: no significant difference between {a_name} and {b_name} "
                     f"at {quiet} point{'s' if quiet != 1 else ''}")
@@ -607,7 +608,7 @@ class Comparison:
         host = len(self.flagged("host changed"))
         if host:
             text += f"; {host} changed no more than the host itself did"
-        if busy:
+        if busy and busy != judged:
             text += f"; {busy} differ{'s' if busy == 1 else ''} by no more than the busy host can move a figure ({HOST_BUSY_TEXT})"
         if unjudged:
             text += f"; {unjudged} not judged" + (f" ({single} {ONE_EACH})" if single else "")
