@@ -56,6 +56,7 @@ from fabricbench.report.format import number, percent
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
+HALF = 0.5  # a node side at or below this share of its reference is retested whatever the noise
 INCONSISTENT = 3.0  # a retest this many times off the sweep's reading (either way) cannot confirm it
 LEAVE_ONE_OUT_MAX = 256  # nodes: above, one node touches under 1% of the pairs (and N^3 work is slow)
 
@@ -329,6 +330,11 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
     if n < MIN_NODES_FOR_NODES or not math.isfinite(a.lg):
         return out, send_bad, recv_bad
     lim = _limit(t, th.z, a.sigma_node)
+    if retest is not None:
+        # Half of its reference or worse is a suspect however noisy the sweep: the retest alone decides
+        # (a busy moment clears, a slow link stays). Under load the node medians spread so much
+        # (51 to 100 MB/s through srun at load 20) that the noise guard alone hid a 4x slower node.
+        lim = max(lim, math.log(min(t, HALF)))
     with np.errstate(invalid="ignore"):
         send_bad = (a.rows - a.ref) < lim
         recv_bad = (a.cols - a.ref) < lim
