@@ -72,7 +72,8 @@ def _single_table(comp, a_name: str, b_name: str) -> Table:
     rows = []
     for s, p in comp.single_valued:
         r = single_row(s, p)
-        way = r["direction"] if r["direction"] in ("better", "worse") else ""
+        big = abs(r["improvement"] or 0.0) >= comp.options.min_effect  # smaller changes get no word
+        way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
         rows.append([r["name"], r["unit"], fmt_value(r["a"]), fmt_value(r["b"]),
                      Cell(percent(None if r["change"] is None else 100.0 * r["change"], signed=True), way), way])
     return Table([Column("Figure", align="left"), Column("Unit", align="left"), Column(a_name, "value in Unit"),
