@@ -111,7 +111,7 @@ def report_comparison(fb, db_path, out, a, b, data):
     points = [p for s in data["series"] for p in s["points"]]
     row = [line for line in text.splitlines() if line.startswith(f"| {runs[1].name} |")][0].split(" | ")
     counts = [sum(p["verdict"] in v for p in points) for v in (("worse",), ("better",), (
-        "no significant difference", "below threshold", "isolated", "host changed"))]
+        "no significant difference", "below threshold", "isolated", "host changed", "host busy"))]
     assert [int(c) for c in row[1:4]] == counts, row
     for s in data["series"]:
         if "run-to-run noise about" in s["summary"]:

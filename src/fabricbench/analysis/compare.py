@@ -48,9 +48,14 @@ import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
-from fabricbench.analysis.host_state import HostShift, allowance, host_shift, same_hosts, sensitivity
+from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
+                                             same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.report.format import number
+
+
+HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
+HOST_BUSY_TEXT = "host too busy to judge"
 
 
 @dataclass(frozen=True)
@@ -80,10 +85,11 @@ class PointComparison:
     p: Optional[float] = None
     p_adjusted: Optional[float] = None
     significant: Optional[bool] = None  # None: not judged
-    verdict: str = "not judged"  # better, worse, isolated, host changed, below threshold, no significant difference, not judged
+    verdict: str = "not judged"  # better, worse, isolated, host changed, host busy, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
     log_ratio: Optional[float] = None  # the ln B/A tested (of each side's launches' geometric mean)
+    single: bool = False  # one figure on each side and no spread: shown side by side, never judged
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
 
@@ -105,6 +111,8 @@ class PointComparison:
             return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
         if self.verdict == "host changed":
             return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
+        if self.verdict == HOST_BUSY:
+            return f"{HOST_BUSY_TEXT} ({describe_ratio(self.ratio, self.metric, b_name)}; {self.reason})"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -113,8 +121,9 @@ class PointComparison:
         """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
         if self.flagged:
             return change_words(self.ratio, self.metric)
-        if self.verdict in ("isolated", "host changed"):
-            return f"{self.verdict} ({change_words(self.ratio, self.metric)})"
+        if self.verdict in ("isolated", "host changed", HOST_BUSY):
+            word = "host too busy" if self.verdict == HOST_BUSY else self.verdict
+            return f"{word} ({change_words(self.ratio, self.metric)})"
         return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
             self.verdict, "not judged")
 
@@ -199,7 +208,8 @@ class SeriesComparison:
                              f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
         host = sum(1 for p in judged if p.verdict == "host changed")
-        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host
+        busy = sum(1 for p in judged if p.verdict == HOST_BUSY)
+        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host - busy
         if parts:
             text = "; ".join(parts)
             if rest:
@@ -213,6 +223,8 @@ class SeriesComparison:
         if host:
             text += (f"; {host} {what} changed no more than the host itself "
                      f"({number(self.host_shift.factor)}x, see below)")
+        if busy:
+            text += f"; {HOST_BUSY_TEXT} at {busy} {what} (they changed no more than the busy host can move them)"
         if isolated:
             text += f"; isolated differences at {isolated} (one size only, re-measure)"
         unjudged = n - len(judged)
@@ -375,8 +387,8 @@ def _side(reps: Sequence[Any], statistic: str, level: float,
     launched = all(len(f[1]) >= 2 for f in figures)
     cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None] * len(reps)
     if any(ci is None for ci in cis):
-        if not (launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES):
-            return shown, None
+        if not ((launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES) or len(reps) >= MIN_LAUNCHES):
+            return shown, None  # 3 or more runs or repetitions (a scaling study's) spread like launches
         within = 0.0  # the launches' spread is all there is (a few rank averages, say)
     else:
         within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
@@ -411,7 +423,32 @@ def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, siz
     if sa and sb:
         return pc, (sa, sb)
     pc.reason = _why_not_judged(a, b, stats.center(a), stats.center(b))
+    pc.single = len(a_reps) == 1 and len(b_reps) == 1 and one_measurement(a) and one_measurement(b)
+    if pc.single:
+        pc.reason = ONE_EACH
     return pc, None
+
+
+ONE_EACH = "one measurement each"
+REPEATABLE = frozenset({"benchmark", "scaling", "app", "transfer"})  # run kinds whose command takes --repeat
+
+
+def _figure_order(s: "SeriesComparison") -> int:
+    """HPCC figures in the seven tests' order (headlines first), then the rest as they came."""
+    from fabricbench.analysis.hpcc import FIGURES
+
+    order = list(FIGURES)
+    test = s.variant.get("test")
+    return order.index(test) if s.definition == "hpcc" and test in order else len(order)
+
+
+def one_measurement(m: Any) -> bool:
+    """A point that is a single figure: no samples, no CI of its median, no launches merged
+    (an HPCC summary value, an application's figure from one run)."""
+    if stats.median_ci(m) is not None or len(stats.launch_values(m)) >= 2:
+        return False
+    n = getattr(m, "n", None)
+    return not (isinstance(n, int) and n >= 2)
 
 
 def _decide(pc: PointComparison, options: Options) -> None:
@@ -443,6 +480,22 @@ def _allow_for_host(s: SeriesComparison, options: Options) -> None:
         if change <= allowance(s.host_shift, options.min_effect, follows):
             pc.verdict = "host changed"
             pc.reason = s.host_shift.describe()
+
+
+def _allow_for_busy_host(s: SeriesComparison, busy: Optional[HostLoad], options: Options) -> None:
+    """Points whose change a busy host's contention alone could make (``host_state.busy_allowance``):
+    "host busy", shown as "host too busy to judge", not called. Measured: two identical runs at load
+    2 to 5 on 2 CPUs differed 2.43x at bibw 4 MiB; no statistic on the two runs tells that from the fabric."""
+    limit = busy_allowance(busy, options.min_effect)
+    if limit is None:
+        return
+    for pc in s.points:
+        if not (pc.flagged and pc.ratio):
+            continue
+        change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
+        if change <= limit:
+            pc.verdict = HOST_BUSY
+            pc.reason = f"{busy.describe()}: contention alone can move a figure {number(busy.factor)}x"
 
 
 def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
@@ -484,6 +537,7 @@ class Comparison:
     history_a: List[Any] = field(default_factory=list)  # stored replicate runs of A's configuration (Run)
     history_b: List[Any] = field(default_factory=list)
     history_ignored: bool = False  # stored runs were not looked at (--no-history)
+    busy: Optional[HostLoad] = None  # the busiest side's host, when its CPUs were oversubscribed
 
     @property
     def points(self) -> List[Tuple[SeriesComparison, PointComparison]]:
@@ -491,6 +545,26 @@ class Comparison:
 
     def flagged(self, verdict: str) -> List[Tuple[SeriesComparison, PointComparison]]:
         return [(s, p) for s, p in self.points if p.verdict == verdict]
+
+    @property
+    def single_valued(self) -> List[Tuple[SeriesComparison, PointComparison]]:
+        """The points measured once on each side: shown side by side with their change, never judged."""
+        found = [(s, p) for s, p in self.points if p.single]
+        return sorted(found, key=lambda sp: _figure_order(sp[0]))
+
+    @property
+    def judged_series(self) -> List[SeriesComparison]:
+        """The series that are not all single figures (those are shown together, see ``single_valued``)."""
+        return [s for s in self.series if not all(p.single for p in s.points)]
+
+    def cannot_judge(self) -> str:
+        """The line that goes with the single figures (empty when there are none)."""
+        if not self.single_valued:
+            return ""
+        kinds = {getattr(r, "kind", None) for r in (self.a_runs or [self.a]) + (self.b_runs or [self.b])}
+        how = ("measure with --repeat N" if kinds <= REPEATABLE else
+               "measure each side 3 or more times and compare the runs as replicates: compare A1,A2,A3 B1,B2,B3")
+        return f"{ONE_EACH}: significance cannot be judged ({how})"
 
     def point_of(self, m: Any) -> Optional[Tuple[SeriesComparison, PointComparison]]:
         """The comparison a measurement of A or B took part in (None when it found no partner)."""
@@ -512,13 +586,22 @@ class Comparison:
         unjudged = total - judged
         tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
         isolated = len(self.flagged("isolated"))
-        if not worse and not better:
-            text = f"Overall: no significant difference between {a_name} and {b_name}"
-            quiet = judged - isolated - len(self.flagged("host changed"))
-            text += f" at {quiet} point{'s' if quiet != 1 else ''}" if quiet else ""
+        single = len(self.single_valued)
+        busy = len(self.flagged(HOST_BUSY))
+        quiet = judged - isolated - len(self.flagged("host changed")) - busy
+        if not worse and not better and not quiet:
+            # nothing was judged the same: never "no significant difference"
+            if single == total:
+                return f"Overall: {self.cannot_judge()}."
+            text = f"Overall: no difference between {a_name} and {b_name} could be called"
+            if busy and busy == judged:
+                text = f"Overall: {HOST_BUSY_TEXT} at {busy} point{'s' if busy != 1 else ''} ({self.busy.describe()})"
+        elif not worse and not better:
+            text = (f"Overall: no significant difference between {a_name} and {b_name} "
+                    f"at {quiet} point{'s' if quiet != 1 else ''}")
         else:
             text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
-            rest = judged - worse - better - isolated - len(self.flagged("host changed"))
+            rest = judged - worse - better - isolated - len(self.flagged("host changed")) - busy
             if rest:
                 text += f"; no significant difference at {rest}"
         if isolated:
@@ -526,8 +609,10 @@ class Comparison:
         host = len(self.flagged("host changed"))
         if host:
             text += f"; {host} changed no more than the host itself did"
+        if busy and busy != judged:
+            text += f"; {busy} differ{'s' if busy == 1 else ''} by no more than the busy host can move a figure ({HOST_BUSY_TEXT})"
         if unjudged:
-            text += f"; {unjudged} not judged"
+            text += f"; {unjudged} not judged" + (f" ({single} {ONE_EACH})" if single else "")
         return text + tail + "."
 
     @property
@@ -572,17 +657,24 @@ class Comparison:
                 + stored)
 
     def host_note(self) -> str:
-        """What the host probe says, when the host itself changed between the runs and that kept
-        points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
+        """What the host probe and load say, when the host itself changed between the runs or was too
+        busy and that kept points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
+        busy = self.flagged(HOST_BUSY)
+        note = ""
+        if busy:
+            note = (f"The host was too busy to judge: {self.busy.describe()}, so two communicating ranks could run "
+                    f"{number(self.busy.factor)}x slower from the contention alone. {len(busy)} point"
+                    f"{'s' if len(busy) != 1 else ''} that changed no more than that are not called "
+                    "(\"host too busy to judge\"). To compare the fabric, rerun both on a quieter host.")
         held = self.flagged("host changed")
         if not held:
-            return ""
+            return note
         worst = max({id(sc): sc for sc, _p in held}.values(), key=lambda sc: sc.host_shift.log_shift)
         where = "" if all(sc.host_shift for sc in self.series) else f" (during {worst.benchmark_a})"
         return (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
                 f"{len(held)} point{'s' if len(held) != 1 else ''} that changed no more than the host did "
                 "are not attributed to the fabric (\"host changed\"). To compare the fabric, rerun both while "
-                "the host is in one state.")
+                "the host is in one state." + (" " + note if note else ""))
 
     def to_dict(self) -> Dict[str, Any]:
         def run_info(r):
@@ -603,7 +695,10 @@ class Comparison:
                         "used": self.history_runs},
             "noise_note": self.noise_note(),
             "host_note": self.host_note(),
+            "host_busy": self.busy.to_dict() if self.busy else None,
             "series": [s.to_dict() for s in self.series],
+            "single_valued": [single_row(s, p) for s, p in self.single_valued],
+            "cannot_judge": self.cannot_judge(),
             "mismatches": [m.to_dict() for m in self.mismatches],
             "not_compared": self.mismatch_text,
         }
@@ -628,7 +723,8 @@ class Compared:
 
 def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
                   history: Optional[Sequence[Tuple[Sequence[Any], Sequence[Any]]]] = None,
-                  host: Optional[Callable[[str, str], Optional[HostShift]]] = None) -> Compared:
+                  host: Optional[Callable[[str, str], Optional[HostShift]]] = None,
+                  busy: Optional[HostLoad] = None) -> Compared:
     """Series comparisons of matched pairs, with corrected verdicts (series points sorted by size).
     `history`, one entry per pair: the point in stored replicate runs of A's and of B's configuration.
     `host(benchmark of A, benchmark of B)`: how the host itself moved between their launches."""
@@ -679,6 +775,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
             _decide(pc, options)
         s.host_shift = host(s.benchmark_a, s.benchmark_b) if host else None
         _allow_for_host(s, options)
+        _allow_for_busy_host(s, busy, options)
         _confirm_by_neighbours(s, options)
     return Compared(list(groups.values()), len(tested), [per_pair[id(p)] for p in pairs])
 
@@ -803,12 +900,15 @@ def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[st
         probes_a = [p for r in side_a for p in getattr(r, "probes", None) or []]
         probes_b = [p for r in side_b for p in getattr(r, "probes", None) or []]
         host = (lambda bench_a, bench_b: host_shift(probes_a, probes_b, bench_a, bench_b)) if probes_a and probes_b else None
+    busy = busiest([r.run for r in side_a], [r.run for r in side_b])
     done = compare_pairs(matching.pairs, options,
-                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs], host)
+                         [(past_a.get(id(p.a), []), past_b.get(id(p.b), [])) for p in matching.pairs], host, busy)
     comp = _relevant(check_comparability(first_a.run, first_a.hosts, first_b.run, first_b.hosts), done.series)
-    return Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
-                      [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],
-                      [r.run for r in hist_b])
+    result = Comparison(first_a.run, first_b.run, comp, done.series, matching.mismatches, options, done.tested,
+                        [r.run for r in side_a], [r.run for r in side_b], [r.run for r in hist_a],
+                        [r.run for r in hist_b])
+    result.busy = busy
+    return result
 
 
 def _history_points(side: Sequence[Any], history: Sequence[Any], benchmark: Optional[str]) -> Dict[int, List[Any]]:
@@ -827,6 +927,26 @@ def _id_list(ids: Sequence[int]) -> str:
         else:
             spans.append([i, i])
     return ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in spans)
+
+
+def figure_name(s: SeriesComparison, p: PointComparison) -> str:
+    """What a reader calls a point's figure: an HPCC summary key by its name ('ring bandwidth,
+    random order'), else the series title and the size."""
+    test = s.variant.get("test")
+    if s.definition == "hpcc" and isinstance(test, str):
+        from fabricbench.analysis.hpcc import figure_name as hpcc_name
+
+        return hpcc_name(test)
+    return f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
+
+
+def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
+    """A figure measured once on each side, as the side-by-side table shows it: name, unit, A, B,
+    change (B/A - 1) and whether B is better, worse or within the threshold's reach."""
+    change = None if p.ratio is None else p.ratio - 1.0
+    way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
+    return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
+            "improvement": p.improvement, "direction": way, "metric": s.metric}
 
 
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:

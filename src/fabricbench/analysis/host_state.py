@@ -176,3 +176,74 @@ def describe_probes(probes: Sequence[Dict[str, Any]]) -> str:
         return ""
     n = len(probes)
     return f"host probe over {n} launch{'es' if n != 1 else ''}: " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class HostLoad:
+    """How busy the host that ran a side's ranks was when the run started (provenance ``host_load``)."""
+
+    side: str  # "A" or "B"
+    run_id: Any
+    load: float  # 1-minute load average before the ranks started
+    cpus: int
+    ranks: int  # ranks that shared those CPUs
+
+    @property
+    def share(self) -> float:
+        """The share of a core one rank can count on: all runnable work spread over the CPUs."""
+        return min(1.0, self.cpus / (self.load + self.ranks)) if self.load + self.ranks > 0 else 1.0
+
+    @property
+    def factor(self) -> float:
+        """How much a figure of two communicating ranks can move from the contention alone: each
+        rank runs a `share` of the time, and the pair makes progress when both run (1 / share^2)."""
+        return 1.0 / self.share ** 2
+
+    def describe(self) -> str:
+        """'load 4.2 on 2 CPUs with 2 ranks in B (run 7)'."""
+        return (f"load {number(self.load)} on {self.cpus} CPU{'s' if self.cpus != 1 else ''} with {self.ranks} "
+                f"rank{'s' if self.ranks != 1 else ''} in {self.side} (run {self.run_id})")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"side": self.side, "run": self.run_id, "load": self.load, "cpus": self.cpus, "ranks": self.ranks,
+                "factor": self.factor, "text": self.describe()}
+
+
+def _local_ranks(prov: Dict[str, Any]) -> Optional[int]:
+    """Ranks that shared the CPUs of the host the run started on: every rank for a lab run (its nodes are
+    namespaces of this host) or a one-node local run; None when the ranks ran elsewhere."""
+    ranks = prov.get("ranks")
+    if not isinstance(ranks, int) or ranks < 1:
+        return None
+    if prov.get("launcher") == "lab":
+        return ranks
+    if prov.get("nodes") == 1 and prov.get("launcher") in (None, "mpirun", "local"):
+        return ranks
+    return None
+
+
+def host_load(side: str, run: Any) -> Optional[HostLoad]:
+    """The run's HostLoad when its ranks shared the CPUs of the host whose load it recorded."""
+    prov = getattr(run, "provenance", None) or {}
+    load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
+    avg, cpus = load.get("loadavg_1m"), load.get("cpus")
+    ranks = _local_ranks(prov)
+    if not isinstance(avg, (int, float)) or not isinstance(cpus, int) or cpus < 1 or ranks is None:
+        return None
+    return HostLoad(side, getattr(run, "id", None), float(avg), cpus, ranks)
+
+
+def busiest(a_runs: Sequence[Any], b_runs: Sequence[Any]) -> Optional[HostLoad]:
+    """The side's run whose host was busiest (largest ``factor``), when its CPUs were oversubscribed
+    (more runnable work than CPUs) and busy (load over half the CPUs, as ``comparability.busy_host``)."""
+    loads = [x for side, runs in (("A", a_runs), ("B", b_runs)) for r in runs for x in [host_load(side, r)] if x]
+    worst = max(loads, key=lambda x: x.factor, default=None)
+    return worst if worst is not None and worst.share < 1.0 and worst.load > 0.5 * worst.cpus else None
+
+
+def busy_allowance(load: Optional[HostLoad], min_effect: float) -> Optional[float]:
+    """The |ln B/A| a point must exceed to be told from the busy host's own contention: ln(factor)
+    plus the practical threshold; None when the host was not oversubscribed."""
+    if load is None:
+        return None
+    return math.log(load.factor) + math.log1p(min_effect)

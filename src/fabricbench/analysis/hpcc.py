@@ -157,3 +157,34 @@ def percent_of_peak(gflops: Optional[float], peak_gflops: Optional[float]) -> Op
     if gflops is None or not peak_gflops:
         return None
     return gflops / peak_gflops * 100.0
+
+
+_KINDS_OF = (("Star", "star"), ("Single", "single"), ("MPI", "MPI"))
+_STEMS = (("PingPongBandwidth", "ping-pong bandwidth"), ("PingPongLatency", "ping-pong latency"),
+          ("OrderedRingBandwidth", "ring bandwidth"), ("OrderedRingLatency", "ring latency"))
+
+
+def figure_name(key: str) -> str:
+    """A summary key as a reader names it: 'MinPingPongBandwidth_GBytes' -> 'ping-pong bandwidth, min',
+    'RandomlyOrderedRingBandwidth_GBytes' -> 'ring bandwidth, random order', 'StarSTREAM_Triad' ->
+    'STREAM Triad, star', 'MPIRandomAccess_LCG_GUPs' -> 'RandomAccess LCG, MPI'; unknown keys as they are."""
+    stem = key.split("_")[0]
+    for head, words in _STEMS:
+        if stem.endswith(head):
+            which = stem[: -len(head)]
+            if which in ("Min", "Max", "Avg"):
+                return f"{words}, {'average' if which == 'Avg' else which.lower()}"
+            if which in ("Naturally", "Randomly"):
+                return f"{words}, {'natural' if which == 'Naturally' else 'random'} order"
+    if key == "HPL_Tflops":
+        return "HPL"
+    if key == "PTRANS_GBs":
+        return "PTRANS"
+    for prefix, word in _KINDS_OF:
+        if key.startswith(prefix):
+            rest = key[len(prefix):]
+            if rest.startswith("STREAM_"):
+                return f"STREAM {rest[len('STREAM_'):]}, {word}"
+            test = rest.rsplit("_", 1)[0].replace("_", " ") if "_" in rest else rest
+            return f"{test}, {word}"
+    return key

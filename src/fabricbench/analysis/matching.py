@@ -62,7 +62,7 @@ DEFAULT_CACHE = "warm"
 SOFT_PARAMS = ("datatype", "op", "root", "path")
 # Never compared: how a point was measured or described, not what.
 INCIDENTAL = frozenset({"size", "peers", "validate", "size_meaning", "pairing", "loop_length", "measurements",
-                        "seed", "random_rings", "batch", "iterations", "warmup"})
+                        "seed", "random_rings", "batch", "iterations", "warmup", "repetition"})
 
 
 class _Unknown:
@@ -229,19 +229,21 @@ class Matching:
     mismatches: List[Mismatch] = field(default_factory=list)
 
 
-def _latest(points: Iterable[Tuple[PointKey, Any]]) -> Dict[PointKey, Any]:
-    """One point per key; a resumed run's later point wins."""
-    out: Dict[PointKey, Any] = {}
-    for key, m in points:
-        out[key] = m
-    return out
-
-
 def _side(runs: Any, benchmark: Optional[str]) -> Dict[PointKey, List[Any]]:
-    """One side's points by key: a run (RunData) or replicate runs, each point in every run that has it."""
+    """One side's points by key: a run (RunData) or replicate runs, each point in every run that has it.
+    The repetitions of a point within a run (a scaling study's ``params.repetition``) are pooled
+    as replicates of it; a failed repetition (no value) is left out."""
     out: Dict[PointKey, List[Any]] = {}
     for rd in (runs if isinstance(runs, (list, tuple)) else [runs]):
-        for key, m in _latest((point_key(m, rd.run), m) for m in rd.measurements if _wanted(m, benchmark)).items():
+        by_rep: Dict[Tuple[PointKey, Any], Any] = {}
+        for m in rd.measurements:
+            if not _wanted(m, benchmark):
+                continue
+            rep = (m.params or {}).get("repetition")
+            if rep is not None and getattr(m, "value", None) is None and getattr(m, "median", None) is None:
+                continue
+            by_rep[(point_key(m, rd.run), _hashable(rep))] = m  # a resumed run's later point wins
+        for (key, _rep), m in by_rep.items():
             out.setdefault(key, []).append(m)
     return out
 

@@ -70,7 +70,7 @@ def print_comparability(comp) -> None:
         console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
 
 
-_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed": "yellow", "no significant difference": "dim", "below threshold": "dim",
+_STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed": "yellow", "host busy": "yellow", "no significant difference": "dim", "below threshold": "dim",
           "not judged": "yellow"}
 
 
@@ -110,16 +110,46 @@ def series_table(s, wide: bool = False) -> Table:
     return t
 
 
+def _change(c: Optional[float]) -> str:
+    from fabricbench.report.format import percent
+
+    return "-" if c is None else percent(100.0 * c, signed=True)
+
+
+def single_table(result) -> Table:
+    """The figures measured once on each side, side by side: name, unit, A, B, change, which way."""
+    from fabricbench.analysis.compare import single_row
+
+    rows = [single_row(s, p) for s, p in result.single_valued]
+    t = Table(title=f"Measured once on each side ({len(rows)} figure{'s' if len(rows) != 1 else ''})",
+              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("Figure", overflow="fold")
+    t.add_column("Unit")
+    for head in ("A", "B", "Change"):
+        t.add_column(head, justify="right", no_wrap=True)
+    t.add_column("B is", no_wrap=True)
+    for r in rows:
+        big = abs(r["improvement"] or 0.0) >= result.options.min_effect  # smaller changes get no word
+        way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
+        t.add_row(r["name"], r["unit"], _num(r["a"]), _num(r["b"]), _change(r["change"]),
+                  Text(way, style=_STYLE.get(way, "")))
+    return t
+
+
 def print_comparison(result, show_points: bool = True, history_ignored: bool = False) -> None:
     console.print(Text.assemble(("A", "bold"), f" = {_side_text(result.a_runs)}   ", ("B", "bold"),
                                 f" = {_side_text(result.b_runs)}"))
     print_comparability(result.comparability)
     if not result.series:
         console.print("No common points to compare.")
-    for s in result.series:
+    for s in result.judged_series:
         if show_points:
             console.print(series_table(s, wide=console.width >= 100))
         console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
+    if result.single_valued:
+        console.print(single_table(result))
+        if result.judged_series:  # else the overall line says it
+            console.print(Text(result.cannot_judge()[0].upper() + result.cannot_judge()[1:] + ".", style="yellow"))
     if result.mismatch_text:
         console.print(Text(result.mismatch_text, style="dim"))
     if result.series:
@@ -129,7 +159,7 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
             console.print(Text(note, style="dim" if result.noise_from == "history" else "yellow"))
         if result.host_note():
             console.print(Text(result.host_note(), style="yellow"))
-        if show_points:
+        if show_points and result.judged_series:
             console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
                                "series names; the verdicts are corrected for every point tested.", style="dim"))
 
@@ -233,8 +263,11 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
         for r in result.b_runs:
             if r.status != "complete":
                 console.print(Text(f"Run {r.id} is {r.status}: only the points it measured are checked.", style="yellow"))
-        for s in result.series:
+        for s in result.judged_series:
             console.print(Text(f"{s.title}: {s.summary()}"))
+        if result.single_valued:
+            console.print(single_table(result))
+            console.print(Text(result.cannot_judge()[0].upper() + result.cannot_judge()[1:] + ".", style="yellow"))
         if result.mismatch_text:
             console.print(Text(result.mismatch_text, style="dim"))
         console.print(Text(result.summary(), style="bold"))
@@ -244,7 +277,7 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
             console.print(Text(result.host_note(), style="yellow"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
-        for verdict in ("isolated", "host changed"):
+        for verdict in ("isolated", "host changed", "host busy"):
             for s, p in result.flagged(verdict):
                 if p.improvement is not None and p.improvement < 0:
                     console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))

@@ -2,8 +2,10 @@
 ``fabricbench compare``), what could confound them, and what could not be compared."""
 from __future__ import annotations
 
-from fabricbench.analysis.compare import describe_point
-from fabricbench.report.model import BulletList, Column, Notice, Paragraph, Section, Table
+from fabricbench.analysis.compare import describe_point, single_row
+from fabricbench.report.blocks import fmt_value
+from fabricbench.report.format import percent
+from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
 
 ORDER = 28
 
@@ -24,10 +26,10 @@ def build(ctx):
             continue
         comp = ctx.comparison(r)
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
-                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed"))),
+                     str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed", "host busy"))),
                      str(sum(1 for _s, p in comp.points if p.significant is None)), comp.summary(base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
-                       Column("No significant difference", "points"), Column("Not judged", "points"),
+                       Column("Not called different", "points"), Column("Not judged", "points"),
                        Column("Summary", align="left")], rows))
     for r in ctx.runs:
         if r is base:
@@ -40,8 +42,14 @@ def build(ctx):
                            "(the configuration section has the values).", "warning"))
         for caution in comp.comparability.cautions:
             sub.add(Notice(f"Caution: {caution}.", "warning"))
-        sub.add(BulletList([f"{s.title}: {s.summary(base.name, r.name)}" for s in comp.series]) if comp.series
-                else Paragraph("No common points to compare."))
+        if comp.judged_series:
+            sub.add(BulletList([f"{s.title}: {s.summary(base.name, r.name)}" for s in comp.judged_series]))
+        elif not comp.series:
+            sub.add(Paragraph("No common points to compare."))
+        if comp.single_valued:
+            sub.add(_single_table(comp, base.name, r.name))
+            line = comp.cannot_judge()
+            sub.add(Notice(line[0].upper() + line[1:] + ".", "warning"))
         note = comp.noise_note()
         if note:
             sub.add(Paragraph(note) if comp.noise_from == "history" else Notice(note, "warning"))
@@ -57,3 +65,18 @@ def build(ctx):
             sub.add(Paragraph(comp.mismatch_text))
         section.subsections.append(sub)
     return section
+
+
+def _single_table(comp, a_name: str, b_name: str) -> Table:
+    """The figures measured once on each side, side by side (the table ``fabricbench compare`` prints)."""
+    rows = []
+    for s, p in comp.single_valued:
+        r = single_row(s, p)
+        big = abs(r["improvement"] or 0.0) >= comp.options.min_effect  # smaller changes get no word
+        way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
+        rows.append([r["name"], r["unit"], fmt_value(r["a"]), fmt_value(r["b"]),
+                     Cell(percent(None if r["change"] is None else 100.0 * r["change"], signed=True), way), way])
+    return Table([Column("Figure", align="left"), Column("Unit", align="left"), Column(a_name, "value in Unit"),
+                  Column(b_name, "value in Unit"), Column("Change", "%"),
+                  Column(f"{b_name} is", align="left")], rows,
+                 caption=f"Measured once on each side ({len(rows)} figures)")

@@ -38,7 +38,7 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
     section = Section(sid, title)
     section.intro = ("Every ordered pair of nodes measured under the same load (rows send, columns receive), then "
                      "the suspicious pairs measured again alone. A node is flagged when most of its links are slow "
-                     "(its row or column median well below the median of all pairs); a link when it is slow against "
+                     "(its row or column median well below the median of the pairs that do not involve it); a link when it is slow against "
                      "what its two ends do elsewhere; a pair when one direction is much slower than the other. "
                      "Bandwidth in MB/s (10^6 bytes/s).")
     section.add(Notice(report.verdict, "note" if report.healthy else "warning"))
