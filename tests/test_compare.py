@@ -54,7 +54,7 @@ def test_compare_matches_by_variant_and_size():
     assert len(result.series) == 1 and [p.size for p in result.series[0].points] == [8, 64]
     p = result.series[0].points[0]
     assert p.diff == pytest.approx(0.2) and p.ratio == pytest.approx(1.2) and p.improvement == pytest.approx(-0.2)
-    assert p.verdict == "not judged" and p.reason == "no spread recorded"  # single numbers are shown, never called
+    assert p.verdict == "not judged" and p.reason == "one measurement each"  # single numbers are shown, never called
     text = result.mismatch_text
     assert text == ("Not compared: latency: size 0 B only in A, size 512 B only in B; bw bandwidth only in A (1 size); "
                     "bibw bandwidth only in B (1 size).")
@@ -161,7 +161,7 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     assert s.points[2].a == 0.77 and s.points[2].b == 0.9
     assert "Switch adds 0.125 us on average vs B2B" in s.summary("B2B", "Switch")
     # published single numbers: the difference is stated, never called significant
-    assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (no spread recorded)" in s.summary()
+    assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (one measurement each)" in s.summary()
     # the runs differ only in their path; nothing else confounds the comparison
     assert [d.key for d in comp.comparability.differences] == ["provenance.path"]
 
@@ -174,10 +174,10 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     res = runner.invoke(main, ["--db", db, "compare", str(a.id), str(b.id)])
     assert res.exit_code == 0, res.output
     out = res.output
-    assert out.index("Comparability") < out.index("latency: lower is better")
-    assert "B / A" in out and "1.17" in out and "1.16" in out  # 0.90 / 0.77, 0.91 / 0.78
+    assert out.index("Comparability") < out.index("Measured once on each side")
+    assert "0.770" in out and "+16.9%" in out and "+15.4%" in out  # 0.90 / 0.77, 0.90 / 0.78
     assert "B adds 0.125 us on average vs A (0.120 to 0.130 us over 11 sizes)" in out  # the one formatter: 3 digits
-    assert "not judged" in out and "no spread recorded" in out
+    assert "not judged" in out and "one measurement each" in out
     res = runner.invoke(main, ["--db", db, "compare", str(a.id), str(b.id), "--json", "--benchmark", "latency"])
     data = json.loads(res.output)
     assert data["series"][0]["mean_diff"] == pytest.approx(0.125, abs=0.005)

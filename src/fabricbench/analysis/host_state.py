@@ -184,7 +184,7 @@ class HostLoad:
 
     side: str  # "A" or "B"
     run_id: Any
-    load: float  # 1-minute load average before the ranks started
+    load: float  # work runnable besides fabricbench before the ranks started (else the 1-minute load average)
     cpus: int
     ranks: int  # ranks that shared those CPUs
 
@@ -226,7 +226,10 @@ def host_load(side: str, run: Any) -> Optional[HostLoad]:
     """The run's HostLoad when its ranks shared the CPUs of the host whose load it recorded."""
     prov = getattr(run, "provenance", None) or {}
     load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
-    avg, cpus = load.get("loadavg_1m"), load.get("cpus")
+    # What was runnable when the run started, where recorded: the 1-minute average still holds
+    # the ranks of the run before, which shared no core with this one.
+    avg = load.get("runnable_others", load.get("loadavg_1m"))
+    cpus = load.get("cpus")
     ranks = _local_ranks(prov)
     if not isinstance(avg, (int, float)) or not isinstance(cpus, int) or cpus < 1 or ranks is None:
         return None

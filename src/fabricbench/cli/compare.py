@@ -148,6 +148,9 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
         console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
     if result.single_valued:
         console.print(single_table(result))
+        for s in result.series:  # a curve of single figures: its average change still tells something
+            if s not in result.judged_series and len(s.points) >= 2:
+                console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
         if result.judged_series:  # else the overall line says it
             console.print(Text(result.cannot_judge()[0].upper() + result.cannot_judge()[1:] + ".", style="yellow"))
     if result.mismatch_text:

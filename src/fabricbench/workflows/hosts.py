@@ -73,12 +73,38 @@ def engine_info(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
 
 def host_load() -> Dict[str, Any]:
     """This host's 1-minute load average and CPU count when the run starts: other work on the
-    host shares its cores with the ranks, and the figures include that contention."""
+    host shares its cores with the ranks, and the figures include that contention. Also the
+    work runnable right now besides this process (``runnable_others``, the median of a few
+    reads of /proc/loadavg): the 1-minute average still holds the ranks of a run that has just
+    ended, which share no core with the next one."""
     try:
         load = os.getloadavg()[0]
     except OSError:
         return {}
-    return {"loadavg_1m": round(load, 2), "cpus": os.cpu_count()}
+    facts: Dict[str, Any] = {"loadavg_1m": round(load, 2), "cpus": os.cpu_count()}
+    others = runnable_others()
+    if others is not None:
+        facts["runnable_others"] = others
+    return facts
+
+
+def runnable_others(reads: int = 5, pause_s: float = 0.02) -> Optional[float]:
+    """Tasks runnable on the host besides the reader (median of `reads` reads of /proc/loadavg's
+    'running/total' field, less the reader itself); None where the file is not there."""
+    import statistics
+    import time
+
+    counts = []
+    for i in range(reads):
+        try:
+            with open("/proc/loadavg", encoding="ascii") as f:
+                running = int(f.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        counts.append(max(0, running - 1))
+        if i + 1 < reads:
+            time.sleep(pause_s)
+    return float(statistics.median(counts))
 
 
 def collect_provenance(launcher: Launcher, timeout: float = 120.0) -> Dict[str, Any]:
