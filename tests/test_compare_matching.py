@@ -116,3 +116,16 @@ def test_benchmark_filter_uses_definitions(benchmark):
     run = RunData(_run(2, ranks=2), native("latency", "latency", "us", [0, 1]), [])
     result = compare(imb, run, benchmark=benchmark)
     assert [s.definition for s in result.series] == ["latency"]
+
+
+def test_a_window_cut_to_fit_a_slow_link_still_meets_the_window_asked_for():
+    """bw at 1 MiB with 4 messages per window (the engine cut 64 to fit the point's time on a
+    500mbit link) matches 64 at 1gbit: 4 MiB in flight no longer limits the rate; a window the
+    user chose, or a cut window under 1 MiB in flight, stays a different measurement."""
+    def bw(size, window, capped=None):
+        return Measurement("bw", {"size": size, "window": window}, "bandwidth", "MB/s", value=100.0,
+                           detail={"window_capped_from": capped} if capped else None)
+
+    assert point_key(bw(1 << 20, 4, capped=64)) == point_key(bw(1 << 20, 64))
+    assert point_key(bw(1 << 20, 4)) != point_key(bw(1 << 20, 64))  # chosen, not cut
+    assert point_key(bw(64 << 10, 8, capped=64)) != point_key(bw(64 << 10, 64))  # 512 KiB in flight

@@ -246,6 +246,8 @@ static void report_window_bandwidth(pair_state *s, const fb_plan *plan, double *
         pt.value = bytes * (double)plan->iterations / elapsed / 1e6;
         pt.iterations = plan->iterations;
         fb_json_int(&pt.params, "window", s->window);
+        if (s->window < s->window_max)  /* --max-window-bytes took messages out of the window */
+            fb_json_int(&pt.detail, "window_capped_from", s->window_max);
         peers_01(&pt.params);
         fb_point_plan(&pt, plan);
         fb_json_num(&pt.detail, "elapsed_s", elapsed);
@@ -330,6 +332,8 @@ static void report_mbw_mr(pair_state *s, const fb_plan *plan, double *samples, d
             fb_point *pt = &pts[m];
             pt->iterations = plan->iterations;
             fb_json_int(&pt->params, "window", s->window);
+            if (s->window < s->window_max)
+                fb_json_int(&pt->detail, "window_capped_from", s->window_max);
             pairs_params(&pt->params, pairs);
             fb_point_plan(pt, plan);
             fb_json_num(&pt->detail, "elapsed_s", slowest);

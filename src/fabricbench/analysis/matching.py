@@ -7,7 +7,8 @@ Two points match when they measure the same thing:
   Allreduce its ``allreduce``, ...; see DEFINITIONS), and the same metric;
 - the same message size;
 - the same values of what the figure depends on (KEY_PARAMS by family): the window of a
-  windowed bandwidth test (64 when not recorded, as OSU and the engine default), the pairs
+  windowed bandwidth test (64 when not recorded, as OSU and the engine default; a window the
+  engine cut to fit a slow link counts as the one asked for while it carries 1 MiB or more), the pairs
   of a multi-pair test, the ranks of a collective or HPCC test, the ring ordering, the cache
   mode (warm when not recorded); the datatype, reduction, root and whether the pair shares a
   host count only when both runs record them.
@@ -155,7 +156,7 @@ def point_key(m: Any, run: Any = None) -> PointKey:
     soft: Dict[str, Any] = {}
     if fam in ("single-pair", "multi-pair"):
         if defn in WINDOWED:
-            strict["window"] = params.get("window", DEFAULT_WINDOW)
+            strict["window"] = window_key(params, getattr(m, "detail", None) if isinstance(getattr(m, "detail", None), dict) else None)
         if fam == "multi-pair":
             pairs = _positive_int(params.get("pairs")) or (ranks // 2 if ranks else None)
             strict["pairs"] = pairs if pairs else UNKNOWN
@@ -182,6 +183,23 @@ def point_key(m: Any, run: Any = None) -> PointKey:
     size = params.get("size")
     return PointKey(defn, m.metric, int(size) if isinstance(size, (int, float)) else None,
                     tuple(sorted((k, _hashable(v)) for k, v in strict.items())), tuple(sorted((k, _hashable(v)) for k, v in soft.items())))
+
+
+SATURATING_BYTES = 1 << 20  # bytes in flight per window past which a window no longer limits the rate
+
+
+def window_key(params: Dict[str, Any], detail: Optional[Dict[str, Any]] = None) -> Any:
+    """The window a windowed bandwidth point is matched on: its own, except that a window the
+    engine cut to fit the point's time on a slow link (``detail.window_capped_from``, from
+    ``workflows/suite_time``) counts as the window asked for while it still carries 1 MiB or
+    more (far above any fabric's bandwidth-delay product, so it no longer limits the rate)."""
+    window = params.get("window", DEFAULT_WINDOW)
+    size = params.get("size")
+    asked = (detail or {}).get("window_capped_from")
+    if (isinstance(asked, int) and isinstance(window, int) and isinstance(size, (int, float))
+            and window * size >= SATURATING_BYTES):
+        return asked
+    return window
 
 
 def _hashable(v: Any) -> Any:
