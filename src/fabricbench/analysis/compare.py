@@ -89,7 +89,7 @@ class PointComparison:
     verdict: str = "not judged"  # better, worse, isolated, host changed, host busy, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
-    log_ratio: Optional[float] = None  # the ln B/A tested (of each side's launches' geometric mean)
+    log_ratio: Optional[float] = None  # the ln B/A tested: of the figures shown
     single: bool = False  # one figure on each side and no spread: shown side by side, never judged
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
@@ -758,13 +758,15 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
         s.run_noise = math.sqrt(2 * noise.one_run(items))
         s.run_level_noise = math.sqrt(float(np.median(noise.run))) if noise.run else 0.0
         for i, (pc, sa, sb) in enumerate(items):
-            d = math.log(sb.center / sa.center)
+            # The ratio shown is the one tested: the run figures (launch medians) only set the noise.
+            shown = pc.a is not None and pc.b is not None and pc.a > 0 and pc.b > 0
+            d = math.log(pc.b / pc.a) if shown else math.log(sb.center / sa.center)
             test = stats.log_ratio_test(d, math.sqrt(sa.within + sb.within + noise.variance(sa, i)
                                                      + noise.variance(sb, i)))
             pc.p, pc.log_se, pc.log_ratio = test.p, test.log_se, d
             pc.ratio_ci = test.interval(options.level)
-            pc.a_ci = _side_ci(sa, noise.variance(sa, i), noise.source, z)
-            pc.b_ci = _side_ci(sb, noise.variance(sb, i), noise.source, z)
+            pc.a_ci = _side_ci(sa, noise.variance(sa, i), noise.source, z, pc.a)
+            pc.b_ci = _side_ci(sb, noise.variance(sb, i), noise.source, z, pc.b)
             tested.append(pc)
     adjust = stats.CORRECTIONS.get(options.correction)
     if adjust is None:
@@ -867,11 +869,12 @@ def _run_level(usable: Sequence[Sequence[Side]], launch: float, with_history: bo
     return tuple(out)
 
 
-def _side_ci(side: Side, var: float, source: str, z: float) -> Tuple[float, float]:
-    """The CI of a side's figure: one launch's own CI, else its CIs and `var`, the noise of its launches and runs."""
+def _side_ci(side: Side, var: float, source: str, z: float, shown: Optional[float] = None) -> Tuple[float, float]:
+    """The CI of a side's figure (`shown`, else its runs' figure): one launch's own CI, else its
+    CIs and `var`, the noise of its launches and runs."""
     if side.ci is not None and side.k == 1 and source != "history":
         return side.ci
-    m = sum(side.runs) / side.n
+    m = math.log(shown) if shown is not None and shown > 0 else sum(side.runs) / side.n
     half = z * math.sqrt(side.within + var)
     return stats.clipped_exp(m - half), stats.clipped_exp(m + half)
 
