@@ -101,10 +101,11 @@ def group_series(measurements: Sequence[Any], run: Any = None) -> List[Series]:
     groups: Dict[Tuple[str, str, Any], Series] = {}
     seen: Dict[Tuple[str, str, Any], Dict[Any, int]] = {}
     for m in measurements:
-        key = (m.benchmark, m.metric, _fast_key(m.params, _ignored(m.benchmark)))
+        params = _as_asked(m)
+        key = (m.benchmark, m.metric, _fast_key(params, _ignored(m.benchmark)))
         s = groups.get(key)
         if s is None:
-            s = groups[key] = Series(m.benchmark, m.metric, m.unit, variant_of(m.params, m.benchmark), [], run)
+            s = groups[key] = Series(m.benchmark, m.metric, m.unit, variant_of(params, m.benchmark), [], run)
             seen[key] = {}
         size = m.params.get("size")
         index = seen[key].get(size)
@@ -116,6 +117,15 @@ def group_series(measurements: Sequence[Any], run: Any = None) -> List[Series]:
     for s in groups.values():
         s.points.sort(key=_size_sort)
     return list(groups.values())
+
+
+def _as_asked(m: Any) -> Dict[str, Any]:
+    """A point's params with the window asked for where the engine cut it to fit a slow link
+    (``detail.window_capped_from``): the point stays on its curve."""
+    detail = getattr(m, "detail", None)
+    capped = detail.get("window_capped_from") if isinstance(detail, dict) else None
+    params = m.params or {}
+    return dict(params, window=capped) if isinstance(capped, int) and "window" in params else params
 
 
 def benchmarks_in(measurements: Iterable[Any]) -> List[str]:
