@@ -123,7 +123,7 @@ def test_pairs_mode_with_an_odd_rank_count_rests_one_rank_per_round(engine):
                             "--repetitions N sweeps"),
     (["--time-budget", "1"], "allpairs does not take --time-budget"),
     (["--pairs", "2"], "allpairs does not take --pairs (every pair is measured; --retest K"),
-    (["--root", "1"], "allpairs does not take --root (it applies to bcast, reduce)"),
+    (["--root", "1"], "allpairs does not take --root (it applies to bcast, reduce, gather, scatter, gatherv, scatterv)"),
     (["--mode", "ring"], "--mode: expected exchange or pairs, got 'ring'"),
     (["--size", "0"], "--size: expected a byte count of at least 1"),
     (["--repetitions", "0"], "--repetitions: expected an integer from 1 to 1000"),
