@@ -152,7 +152,8 @@ class FitTable:
             lines.append(title)
         if not cols:
             return lines
-        widths = [c.max for c in cols]
+        # A header of several lines is one line here: the column is as wide as that line.
+        widths = [max(c.max, len(" ".join(c.header.plain.split())) if self.table.show_header else 0) for c in cols]
         right = [c.source.justify == "right" for c in cols]
 
         def row(cells: Sequence[str]) -> Text:
