@@ -89,7 +89,7 @@ class PointComparison:
     verdict: str = "not judged"  # better, worse, isolated, host changed, host busy, below threshold, no significant difference, not judged
     reason: str = ""
     log_se: Optional[float] = None
-    log_ratio: Optional[float] = None  # the ln B/A tested: of the figures shown
+    log_ratio: Optional[float] = None  # the ln B/A tested and shown: of each side's launches' median
     single: bool = False  # one figure on each side and no spread: shown side by side, never judged
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
@@ -417,6 +417,8 @@ def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, siz
     statistic = "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
     va, sa = _side(a_reps, statistic, level, history[0])
     vb, sb = _side(b_reps, statistic, level, history[1])
+    if sa and sb:  # the figures tested are the ones shown: each run's median over its launches
+        va, vb = sa.center, sb.center
     pc = PointComparison(size, va, vb, statistic, metric)
     if va is None or vb is None:
         pc.reason = "no value"
@@ -758,9 +760,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
         s.run_noise = math.sqrt(2 * noise.one_run(items))
         s.run_level_noise = math.sqrt(float(np.median(noise.run))) if noise.run else 0.0
         for i, (pc, sa, sb) in enumerate(items):
-            # The ratio shown is the one tested: the run figures (launch medians) only set the noise.
-            shown = pc.a is not None and pc.b is not None and pc.a > 0 and pc.b > 0
-            d = math.log(pc.b / pc.a) if shown else math.log(sb.center / sa.center)
+            d = math.log(sb.center / sa.center)  # the ratio shown (measure_point)
             test = stats.log_ratio_test(d, math.sqrt(sa.within + sb.within + noise.variance(sa, i)
                                                      + noise.variance(sb, i)))
             pc.p, pc.log_se, pc.log_ratio = test.p, test.log_se, d
