@@ -8,6 +8,7 @@ Each lab is uniquely named and always torn down.
 from __future__ import annotations
 
 import json
+import re
 import os
 
 import pytest
@@ -50,6 +51,10 @@ def test_500mbit_is_flagged_worse_than_1gbit_at_every_size(lab_runs):
     print("\n" + "\n".join(f"{p['size']:>8} B: {p['a']:.1f} vs {p['b']:.1f} MB/s, B/A {p['ratio']:.3f} -> {p['verdict']}"
                            for p in points))
     assert [p["size"] for p in points] == [1 << k for k in range(16, 21)]
+    assert not [p for p in points if p["verdict"] == "better"], points
+    if any(p["verdict"] == "host busy" for p in points):
+        # Other work on the host could move these figures as much: compare rightly cannot judge them.
+        pytest.skip(f"host too busy to judge: {[(p['size'], p['verdict']) for p in points]}")
     assert all(p["verdict"] == "worse" for p in points), points
     assert all(0.35 < p["ratio"] < 0.7 for p in points if p["size"] >= 1 << 18)  # 500mbit / 1gbit, on a busy host
     assert any(d["key"] == "fabric" and "1 Gb/s" in d["a"] and "500 Mb/s" in d["b"]
@@ -64,6 +69,8 @@ def test_check_passes_a_repeat_and_fails_the_slower_link(lab_runs):
     print("\n" + same.stdout)
     assert same.returncode == 0, same.stdout + same.stderr
     slow = cli("check", str(ids["slow"]), "--against", "lab-1g", check=False)
+    if slow.returncode == 0 and "host too busy" in slow.stdout:
+        pytest.skip(f"host too busy to judge the slower link:\n{slow.stdout}")
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert sum(line.startswith("worse: bw bandwidth") for line in slow.stdout.splitlines()) == 5
 
@@ -83,5 +90,9 @@ def test_lab_runs_are_measured_against_their_shaped_rate(lab_runs):
         assert c.limit_MBps == rate and c.fabric.family == "lab"
         top = max(m.median for m in rd.measurements)
         assert 0.8 * rate < top <= rate, (label, top)  # TCP over tbf reaches ~96% of the shaped rate
-        assert "peak" not in {f.rule for f in lint([rd]).findings}
+        # The figures of record stay under the shaped rate; single iterations can pass a burst of the
+        # lab's token bucket above it, and lint rightly names those (the worst is a sample, never the figure).
+        for f in lint([rd]).findings:
+            if f.rule == "peak":
+                assert re.search(r"worst: (max|p99|p\d+)", f.what), f.what
     store.close()
