@@ -35,6 +35,11 @@ void fb_per_call_point(const fb_ctx *ctx, fb_point *pt, double *samples, const f
         samples[i] *= 1e6;
     double *per_call = ctx->rank == 0 ? fb_malloc((size_t)plan->samples * sizeof *per_call) : NULL;
     MPI_Reduce(samples, per_call, (int)plan->samples, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double fastest = 1e300, fastest_all = 0.0;
+    for (long long i = 0; i < plan->samples; i++)
+        if (samples[i] < fastest)
+            fastest = samples[i];
+    MPI_Reduce(&fastest, &fastest_all, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     double *per_rank = fb_gather_per_rank(ctx, average);
     if (ctx->rank == 0) {
         fb_stats_compute(&pt->st, per_call, plan->samples);
@@ -54,6 +59,8 @@ void fb_per_call_point(const fb_ctx *ctx, fb_point *pt, double *samples, const f
         for (int r = 0; r < ctx->np; r++)
             fb_json_num(&pt->detail, NULL, per_rank[r]);
         fb_json_close_array(&pt->detail);
+        fb_json_num(&pt->detail, "fastest_call_us", fastest_all);
+        fb_json_num(&pt->detail, "slowest_call_us", pt->st.max);
         fb_point_plan(pt, plan);
     }
     free(per_call);

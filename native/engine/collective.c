@@ -16,6 +16,7 @@
 
 #include "buffers.h"
 #include "check.h"
+#include "coll_point.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
@@ -134,7 +135,6 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
     region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
     fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
     fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
-    double *per_rank = ctx->rank == 0 ? fb_malloc((size_t)ctx->np * sizeof(double)) : NULL;
     const int rooted = kind == BCAST || kind == REDUCE;
     const int reduction = kind == REDUCE || kind == ALLREDUCE || kind == REDUCE_SCATTER;
 
@@ -155,29 +155,10 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
         double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
         /* One sample per call on every rank (collectives are never batched), the same count
          * on every rank (the plan and the guard's verdicts are shared). */
-        double average = elapsed * 1e6 / (double)plan.iterations;
-        for (long long i = 0; i < plan.samples; i++)
-            samples[i] *= 1e6;
-        double *per_call = ctx->rank == 0 ? fb_malloc((size_t)plan.samples * sizeof *per_call) : NULL;
-        MPI_Reduce(samples, per_call, (int)plan.samples, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        double fastest = 1e300, fastest_all;
-        for (long long i = 0; i < plan.samples; i++)
-            if (samples[i] < fastest)
-                fastest = samples[i];
-        MPI_Gather(&average, 1, MPI_DOUBLE, per_rank, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        MPI_Reduce(&fastest, &fastest_all, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
-
         fb_point pt;
         if (ctx->rank == 0) {
             fb_point_init(&pt, "latency", "us", size);
             pt.label = "Avg Latency";
-            /* The distribution is over calls; the value stays OSU's average over ranks. */
-            fb_stats_compute(&pt.st, per_call, plan.samples);
-            double sum = 0.0;
-            for (int r = 0; r < ctx->np; r++)
-                sum += per_rank[r];
-            pt.value = sum / ctx->np;
-            pt.iterations = plan.iterations;
             if (rooted)
                 fb_json_int(&pt.params, "root", s.root);
             if (reduction) {
@@ -185,26 +166,11 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
                 fb_json_str(&pt.params, "op", "MPI_SUM");
             }
             fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
-            fb_json_str(&pt.detail, "stats_over", "per-call time, max over ranks");
-            fb_json_str(&pt.detail, "value_is", "mean over ranks of each rank's average call time (OSU)");
-            long long lo = fb_argmin(per_rank, ctx->np), hi = fb_argmax(per_rank, ctx->np);
-            fb_json_num(&pt.detail, "rank_average_min", per_rank[lo]);
-            fb_json_num(&pt.detail, "rank_average_max", per_rank[hi]);
-            fb_json_int(&pt.detail, "min_rank", lo);
-            fb_json_int(&pt.detail, "max_rank", hi);
-            fb_json_open_array(&pt.detail, "per_rank");
-            for (int r = 0; r < ctx->np; r++)
-                fb_json_num(&pt.detail, NULL, per_rank[r]);
-            fb_json_close_array(&pt.detail);
-            fb_json_num(&pt.detail, "fastest_call_us", fastest_all);
-            fb_json_num(&pt.detail, "slowest_call_us", pt.st.max);
-            fb_point_plan(&pt, &plan);
         }
-        free(per_call);
+        fb_per_call_point(ctx, &pt, samples, &plan, elapsed);
         fb_emit(ctx, &pt, 1);
         free(samples);
     }
-    free(per_rank);
     fb_buf_free(&s.sbuf);
     fb_buf_free(&s.rbuf);
 }
