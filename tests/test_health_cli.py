@@ -158,7 +158,7 @@ def test_floor_from_the_fabric_catalog(cli, db_path):
 def test_health_command_and_report_give_the_same_verdict_for_one_run(cli, db_path):
     """One verdict (analysis.health_check.check): the command and the report name the same findings,
     including the note that an interrupted run misses pairs."""
-    from fabricbench.report.context import ReportContext, load_runs
+    from fabricbench.report.context import ReportContext
     from fabricbench.report.model import Notice, Table
     from fabricbench.report.sections import health as section
 
@@ -174,7 +174,7 @@ def test_health_command_and_report_give_the_same_verdict_for_one_run(cli, db_pat
     cli_findings = sorted((f["severity"], f["kind"], ", ".join(f["nodes"])) for f in data["findings"])
     assert ("critical", "node", "c03") in cli_findings or ("warning", "node", "c03") in cli_findings
 
-    (built,) = section.build_all(ReportContext(load_runs(store, [run_id])))
+    (built,) = section.build_all(ReportContext(store.load_runs([run_id])))
     notices = [b.text for b in built.blocks if isinstance(b, Notice)]
     (flagged,) = [b for b in built.blocks if isinstance(b, Table) and b.caption == "Flagged"]
     report_findings = sorted((row[0].text, row[1].text, row[3].text) for row in flagged.cells())

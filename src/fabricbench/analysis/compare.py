@@ -891,7 +891,7 @@ def compare(a: Any, b: Any, options: Options = Options(), benchmark: Optional[st
     """Compare B against A; each a run (``RunData``) or a list of replicate runs. See the module doc.
 
     `history`: stored replicate runs (``RunData``) of A's and of B's configuration, neither side's
-    runs among them (the caller chooses them: ``workflows.replicates.replicate_history``); with at least
+    runs among them (the caller chooses them: ``store.replicates.replicate_history``); with at least
     MIN_HISTORY for a side, their spread is the run-to-run noise."""
     from fabricbench.analysis.comparability import check_comparability
 

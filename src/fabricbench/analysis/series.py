@@ -52,7 +52,7 @@ class Series:
     unit: str
     variant: Dict[str, Any]
     points: List[Any] = field(default_factory=list)  # Measurements, sorted by size
-    run: Any = None  # whatever the caller attached (a Run, a LoadedRun)
+    run: Any = None  # whatever the caller attached (a Run, a store.RunData)
 
     @property
     def key(self) -> Tuple[str, str, str]:

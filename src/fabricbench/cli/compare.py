@@ -167,6 +167,16 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
                                "series names; the verdicts are corrected for every point tested.", style="dim"))
 
 
+def compared(a, b, options, benchmark: Optional[str], no_history: bool):
+    """B against A (analysis.compare) with the stored replicates of each side as the run-to-run
+    noise's history (RunData.replicates), unless --no-history: what `compare` and `check` judge."""
+    from fabricbench.analysis.compare import compare as compare_runs
+    from fabricbench.store.replicates import replicate_history
+
+    history = ((), ()) if no_history else replicate_history(a, b)
+    return compare_runs(a, b, options, benchmark=benchmark, history=history)
+
+
 def load_side(store, refs: str):
     """'3' or '3,4,5' (replicate runs of one configuration): every point, as --benchmark also
     matches other tools' names for a benchmark."""
@@ -198,13 +208,9 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
     needed; --no-history ignores them), else from replicate runs given as A or B (3,4,5), else
     from the spread between each run's launches.
     """
-    from fabricbench.analysis.compare import compare as compare_runs
-    from fabricbench.workflows.replicates import replicate_history
-
     store = state.read(run_a)
-    a, b = load_side(store, run_a), load_side(store, run_b)
-    history = ((), ()) if no_history else replicate_history(store, a, b)
-    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark, history=history)
+    result = compared(load_side(store, run_a), load_side(store, run_b), make_options(min_effect, alpha, correction),
+                      benchmark, no_history)
     if benchmark and not result.series and not result.mismatches:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
     if as_json:
@@ -230,9 +236,7 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
     baseline of several replicate runs tells check how much runs vary by themselves, as do
     stored earlier runs of the same configuration (--no-history ignores those).
     """
-    from fabricbench.analysis.compare import compare as compare_runs
     from fabricbench.analysis.compare import describe_point
-    from fabricbench.workflows.replicates import replicate_history
 
     if junit:
         from fabricbench.report.files import check_output
@@ -240,9 +244,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
         check_output(junit)  # before the comparison: a bad path is a usage error at once
     store = state.read(run)
     base = store.baseline(baseline)
-    a, b = [store.load(i) for i in base.run_ids], load_side(store, run)
-    history = ((), ()) if no_history else replicate_history(store, a, b)
-    result = compare_runs(a, b, make_options(min_effect, alpha, correction), benchmark=benchmark, history=history)
+    result = compared([store.load(i) for i in base.run_ids], load_side(store, run),
+                      make_options(min_effect, alpha, correction), benchmark, no_history)
     if not result.series:
         raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
                          f"point. {result.mismatch_text}".strip())

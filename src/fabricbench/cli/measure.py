@@ -196,10 +196,10 @@ def announce_time(steps, launcher, repeat: int):
 def headline_lines(store, run) -> list:
     """'lowest latency   0.210 us at 8 B' and the like, from the stored run (with its link when known)."""
     from fabricbench.analysis.headlines import headline_figures, points_over_ceiling
-    from fabricbench.report.context import loaded_from
+    from fabricbench.analysis.peaks import run_ceiling
 
-    loaded = loaded_from(store, [run])[0]
-    c = loaded.ceiling
+    loaded = store.load(run.id)
+    c = run_ceiling(run, loaded.hosts).ceiling
     link = ""
     if c is not None:
         link = (c.pcie.name if c.by == "pcie" and c.pcie else c.fabric.name if c.fabric else "the link")

@@ -30,14 +30,15 @@ def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, p
     The output file's folder must exist; --plots-dir (and Markdown's <output>_plots/) is created
     inside an existing folder.
     """
-    from fabricbench.report import ReportOptions, build_report_from, load_runs, write_report
+    from fabricbench.models.fabric import fit_runs
+    from fabricbench.report import ReportOptions, build_report_from, write_report
     from fabricbench.report.files import check_folder, check_output
 
     out = check_output(output or ("report.html" if fmt_name == "html" else "report.md"))
     if plots_dir:
         check_folder(plots_dir)
     store = state.read(runs[0])
-    loaded = load_runs(store, runs)
+    loaded = store.load_runs(runs)
     base_index = 0
     if baseline is not None:
         base_run = store.get_run(baseline)
@@ -47,7 +48,7 @@ def report(state, runs: Tuple[str, ...], output: Optional[str], fmt_name: str, p
         base_index = matches[0]
     options = ReportOptions(title=title, plot_format=plot_format, max_curves=max_curves, baseline=base_index,
                             history=not no_history)
-    rep = build_report_from(loaded, options)
+    rep = build_report_from(loaded, options, models=fit_runs(loaded))
     path = write_report(rep, out, fmt=fmt_name, plots_dir=plots_dir, create_folders=False)
     n_fig = len(rep.figures())
     console.print(f"wrote {path} ({len(loaded)} run{'s' if len(loaded) != 1 else ''}, {len(rep.sections)} sections, {n_fig} plots)",

@@ -158,9 +158,9 @@ def _groups(items: List[Measurement]) -> List[List[Measurement]]:
 
 def _ceiling_of(store: Store, run: Run):
     """The run's bandwidth ceiling per direction (analysis.peaks.run_ceiling), None when unknown."""
-    from fabricbench.report.context import loaded_from
+    from fabricbench.analysis.peaks import run_ceiling
 
-    return loaded_from(store, [run])[0].ceiling
+    return run_ceiling(run, store.hosts(run.id)).ceiling
 
 
 def figure_notes(group: List[Measurement], ceiling) -> List[str]:
@@ -263,7 +263,7 @@ def export(state, run_ref, fmt_name, output):
         check_output(output)
     store = state.read(run_ref)
     run = store.get_run(run_ref)
-    text = export_run(store, run.id, fmt_name)
+    text = export_run(store.load(run.id), fmt_name)
     if output:
         write_text(output, text)
         console.print(f"wrote {store.count_measurements(run.id)} measurements of run {run.id} to {output}",

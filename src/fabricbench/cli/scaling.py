@@ -253,7 +253,7 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
     """
     from fabricbench.analysis import scaling as sc
     from fabricbench.report import render_html, render_markdown
-    from fabricbench.report.context import unique_names
+    from fabricbench.store.records import unique_names
     from fabricbench.report.files import check_output, write_text
     from fabricbench.report.sections import scaling as section
 

@@ -129,6 +129,20 @@ def link_ceiling_MBps(run) -> Optional[float]:
     return tcp_goodput(fabric.data_rate_MBps * 8e6, int(prov["lab"].get("mtu") or 1500)) / 1e6
 
 
+def fit_runs(runs: Sequence[Any]) -> Dict[int, FabricModel]:
+    """run id -> the models of each loaded run that measured what they need (``latency`` and
+    ``loggp``); a run that cannot be fitted has none. What a report is given before it renders."""
+    out: Dict[int, FabricModel] = {}
+    for lr in runs:
+        if not {"latency", "loggp"} <= {m.benchmark for m in lr.measurements}:
+            continue
+        try:
+            out[lr.run.id] = fit_run(lr.run, lr.measurements)
+        except ModelUnavailable:
+            continue
+    return out
+
+
 def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
     """Models of every benchmark a stored engine run measured (latency is required)."""
     label = f"run {run.id}" + (f" ({run.label})" if run.label else "")

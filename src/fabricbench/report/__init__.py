@@ -16,25 +16,32 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from fabricbench import __version__
 from fabricbench.errors import UsageError
-from fabricbench.report.context import LoadedRun, ReportContext, ReportOptions, load_runs, loaded_from
+from fabricbench.report.context import ReportContext, ReportOptions
 from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
 
 FORMATS = ("html", "markdown")
 
 
-def build_report_from(runs: List[LoadedRun], options: Optional[ReportOptions] = None) -> Report:
-    """A Report over already loaded runs (sections in ORDER)."""
+def build_report_from(runs: List[Any], options: Optional[ReportOptions] = None,
+                      models: Optional[Dict[int, Any]] = None) -> Report:
+    """A Report over already loaded runs (``store.RunData``; sections in ORDER) and their fitted
+    models (run id -> ``models.fabric.FabricModel``; fitted here first when not given): the
+    sections only render what they are given."""
     from fabricbench.report.sections import build_sections
 
     options = options or ReportOptions()
     if options.plot_format not in ("svg", "png"):
         raise UsageError(f"plot format must be svg or png, not '{options.plot_format}'")
-    ctx = ReportContext(runs, options)
+    if models is None:
+        from fabricbench.models.fabric import fit_runs
+
+        models = fit_runs(runs)
+    ctx = ReportContext(runs, options, models)
     sections = build_sections(ctx)
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return Report(options.title, generated, __version__, runs, sections)
@@ -44,7 +51,7 @@ def build_report(store: Any, refs: Sequence[Any], options: Optional[ReportOption
     """Load the runs named by `refs` (ids, uuids, 'last') from `store` and build their report."""
     if not refs:
         raise UsageError("name at least one run to report on (see 'fabricbench runs')")
-    return build_report_from(load_runs(store, refs), options)
+    return build_report_from(store.load_runs(refs), options)
 
 
 def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Optional[Path] = None) -> List[Path]:
@@ -94,8 +101,8 @@ def write_report(report: Report, output: Union[str, Path], fmt: str = "html", pl
 
 
 __all__ = [
-    "Report", "ReportOptions", "ReportContext", "LoadedRun", "build_report", "build_report_from",
-    "load_runs", "loaded_from", "write_report", "write_plots", "render_html", "render_markdown", "FORMATS",
+    "Report", "ReportOptions", "ReportContext", "build_report", "build_report_from",
+    "write_report", "write_plots", "render_html", "render_markdown", "FORMATS",
 ]
 
 

@@ -4,7 +4,7 @@ dashboards as OpenMetrics text or ReFrame-style perflog lines (``report.dashboar
 Part of the Python API::
 
     from fabricbench.report.export import export_run
-    text = export_run(store, "last", fmt="csv")
+    text = export_run(store.load("last"), fmt="csv")
 
 CSV cells hold full-precision numbers (``report.format.machine``); a text cell that a
 spreadsheet would run as a formula (starting with = + - @, a tab or a carriage return) is
@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Sequence
 
 from fabricbench.errors import UsageError
 from fabricbench.report.format import machine
-from fabricbench.store.records import STAT_FIELDS
+from fabricbench.store import RunData
 from fabricbench.text import printable
 
 FORMATS = ("csv", "json", "openmetrics", "perflog")
@@ -38,7 +38,7 @@ def rows(measurements: Sequence[Any]) -> List[Dict[str, Any]]:
     out = []
     for m in measurements:
         row = {"benchmark": m.benchmark, **{k: m.params.get(k) for k in params}, "metric": m.metric, "unit": m.unit}
-        row.update({k: getattr(m, k) for k in STAT_FIELDS})
+        row.update({k: getattr(m, k) for k in RunData.STAT_FIELDS})
         out.append(row)
     return out
 
@@ -69,16 +69,15 @@ def to_json(run: Any, hosts: Sequence[Any], measurements: Sequence[Any]) -> str:
     return json.dumps(data, indent=2, default=str) + "\n"
 
 
-def export_run(store: Any, ref: Any, fmt: str = "csv") -> str:
-    """The run named by `ref` (id, uuid or 'last') as CSV or JSON text."""
+def export_run(loaded: RunData, fmt: str = "csv") -> str:
+    """A loaded run (``Store.load``) as CSV, JSON, OpenMetrics or perflog text."""
     if fmt not in FORMATS:
         raise UsageError(f"export format must be one of {', '.join(FORMATS)}, not '{fmt}'")
-    run = store.get_run(ref)
-    items = store.measurements(run.id)
+    run, items, hosts = loaded.run, loaded.measurements, loaded.hosts
     if fmt in ("openmetrics", "perflog"):  # for dashboards (report.dashboards)
         from fabricbench.report.dashboards import to_openmetrics, to_perflog
 
         if fmt == "openmetrics":
             return to_openmetrics(run, items)
-        return to_perflog(run, items, [h.hostname for h in store.hosts(run.id)])
-    return to_csv(items) if fmt == "csv" else to_json(run, store.hosts(run.id), items)
+        return to_perflog(run, items, [h.hostname for h in hosts])
+    return to_csv(items) if fmt == "csv" else to_json(run, hosts, items)

@@ -115,7 +115,7 @@ class Report:
     title: str
     generated: str
     tool_version: str
-    runs: List[Any]  # LoadedRun
+    runs: List[Any]  # store.RunData
     sections: List[Section]
 
     def figures(self) -> List[Figure]:

@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 from fabricbench import __version__
 from fabricbench.store import migrations, schema
 from fabricbench.store.errors import StoreError  # defined apart: catching it needs no SQLAlchemy
-from fabricbench.store.records import HOST_PROBE, STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob
+from fabricbench.store.records import HOST_PROBE, STAT_FIELDS, Baseline, Host, Measurement, Run, RunData, SlurmJob, unique_names
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted")
 BUSY_TIMEOUT_MS = 60_000
@@ -489,7 +489,19 @@ class Store:
         """A run with its measurements and hosts: what analysis functions take."""
         run = self.get_run(ref)
         return RunData(run, self.measurements(run.id, benchmark=benchmark), self.hosts(run.id),
-                       self.artifacts(run.id, HOST_PROBE))
+                       self.artifacts(run.id, HOST_PROBE), name=run.name, store=self)
+
+    def load_runs(self, refs: Iterable[Union[int, str]]) -> List[RunData]:
+        """Runs by id/uuid/'last' loaded together (a report's runs): measurements in one query,
+        each with its place (``index``) and a name unique among them; a run named twice is loaded once."""
+        return self.loaded(self.get_runs(refs))
+
+    def loaded(self, runs: Sequence[Run]) -> List[RunData]:
+        """Already found runs loaded together (see ``load_runs``)."""
+        measurements = self.measurements_by_run([r.id for r in runs])
+        return [RunData(run, measurements.get(run.id, []), self.hosts(run.id), self.artifacts(run.id, HOST_PROBE),
+                        index=index, name=name, store=self)
+                for index, (run, name) in enumerate(zip(runs, unique_names(runs)))]
 
     def count_measurements(self, run_id: int) -> int:
         m = schema.measurements

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, ClassVar, Dict, Iterator, List, Optional, Sequence
 
 STAT_FIELDS = ("n", "iterations", "value", "min", "median", "mean", "p99", "max", "stdev")
 
@@ -134,10 +134,91 @@ HOST_PROBE = "host_probe"  # the artifact each engine launch adds: its host prob
 
 @dataclass
 class RunData:
-    """A run loaded for analysis: the run, its measurements and its hosts, and the engine's host
-    probe of each launch (``Store.artifacts(run, "host_probe")``; empty for imports)."""
+    """A loaded run: the one shape every layer above the store takes (analysis, models, report, cli).
+
+    The run, its measurements and its hosts, the engine's host probe of each launch
+    (``HOST_PROBE`` artifacts; empty for imports), and where the run was loaded from, so that
+    its other artifacts (``artifact``), its replicates (``replicates``: stored runs of the same
+    configuration, the run-to-run noise's history) and the earlier runs of its kind (``earlier``)
+    are store queries of the type itself. ``Store.load``/``Store.load_runs`` make it; a RunData
+    built by hand (tests, imports) has no store: those queries then find nothing.
+
+    ``index`` and ``name`` place the run among the runs loaded together (a report's legend);
+    ``series``, ``fabric`` and ``peak`` are what analysis made of it, set by whoever analyses it
+    (``report.context.ReportContext``) and None until then.
+    """
+
+    STAT_FIELDS: ClassVar[tuple] = STAT_FIELDS
 
     run: Run
     measurements: List[Measurement]
     hosts: List[Host]
     probes: List[Dict[str, Any]] = field(default_factory=list)
+    index: int = 0
+    name: str = ""
+    store: Any = field(default=None, repr=False, compare=False)
+    series: Optional[List[Any]] = field(default=None, repr=False, compare=False)  # analysis.series.Series
+    fabric: Any = field(default=None, repr=False, compare=False)  # analysis.peaks.FabricChoice
+    peak: Any = field(default=None, repr=False, compare=False)  # analysis.peaks.RunPeak
+
+    @property
+    def id(self) -> int:
+        return self.run.id
+
+    def artifact(self, name: str) -> Any:
+        """A named artifact of the run (e.g. 'profile', 'fabric'), or None."""
+        return self.store.artifact(self.run.id, name) if self.store is not None else None
+
+    def replicates(self, compared: Sequence["RunData"] = (), limit: int = 10) -> List["RunData"]:
+        """Stored replicate runs of this run's configuration (``store.replicates``), oldest first."""
+        if self.store is None:
+            return []
+        from fabricbench.store.replicates import replicates
+
+        return replicates(self.store, self, compared or [self], limit)
+
+    def earlier(self, kind: Optional[str] = None, benchmark: Optional[str] = None) -> Iterator["RunData"]:
+        """Complete stored runs (of `kind`) made before this one, newest first, loaded one by one
+        (with only `benchmark`'s measurements when given)."""
+        if self.store is None:
+            return
+        for other in reversed(self.store.list_runs(kind=kind, status="complete")):
+            if other.id < self.run.id:
+                yield self.store.load(other.id, benchmark=benchmark)
+
+    @property
+    def benchmarks(self) -> List[str]:
+        """The benchmarks of its series (in first-seen order), else of its measurements."""
+        if self.series is not None:
+            return list(dict.fromkeys(s.benchmark for s in self.series))
+        return list(dict.fromkeys(m.benchmark for m in self.measurements))
+
+    @property
+    def ceiling(self) -> Any:
+        return self.peak.ceiling if self.peak is not None else None
+
+    @property
+    def host_facts(self) -> List[Dict[str, Any]]:
+        return [h.facts for h in self.hosts if isinstance(h.facts, dict)]
+
+    @property
+    def node_count(self) -> Optional[int]:
+        prov = self.run.provenance or {}
+        nodes = prov.get("nodes")
+        if isinstance(nodes, int) and nodes > 0:
+            return nodes
+        names = prov.get("hosts")
+        if isinstance(names, list) and names:
+            return len(set(map(str, names)))
+        if self.hosts:
+            return len({h.hostname for h in self.hosts})
+        return None
+
+
+def unique_names(runs: Sequence[Any]) -> List[str]:
+    """Runs' display names, '<name> (#<id>)' where two runs share a name."""
+    names = [r.name for r in runs]
+    counts: Dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return [n if counts[n] == 1 else f"{n} (#{r.id})" for n, r in zip(names, runs)]

@@ -20,9 +20,11 @@ whose name does not start with ``_``, and ``build_sections(ctx)`` calls each ``b
 notice naming it: one broken section never loses a report. A module may instead define ``build_all(ctx) -> [Section]`` to add
 several sections.
 
-What ``ctx`` offers: ``ctx.runs`` (``LoadedRun``: ``.run``, ``.name``, ``.index``,
-``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``), ``ctx.series(benchmark,
-metric)``, ``ctx.benchmarks()``, ``ctx.baseline``, ``ctx.options`` and ``ctx.plot_format``.
+What ``ctx`` offers: ``ctx.runs`` (``store.RunData``: ``.run``, ``.name``, ``.index``,
+``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``, ``.artifact(name)``),
+``ctx.series(benchmark, metric)``, ``ctx.benchmarks()``, ``ctx.baseline``, ``ctx.models``
+(fitted before rendering), ``ctx.options`` and ``ctx.plot_format``. A section renders what it
+is given: it never opens the store, launches or fits.
 Build blocks from ``report.model`` (``Section``, ``Paragraph``, ``Notice``, ``Table``,
 ``Column``, ``Cell``, ``Figure``, ``BulletList``) and ``report.blocks`` /
 ``report.plots`` helpers. Blocks hold plain text only; the templates escape everything.

@@ -39,12 +39,18 @@ def build_all(ctx: Any) -> List[Section]:
 
 
 def _verdict(lr: Any, snap: Snapshot, before: List[Any]) -> FabricReport:
-    """The verdict `fabric check RUN` gives (workflows.fabric.judge_stored: against the newest earlier
-    stored snapshot of the same fabric); without a store, against the report's own earlier snapshot."""
+    """The verdict `fabric check RUN` gives (as workflows.fabric.judge_stored: against the newest
+    earlier stored snapshot of the same fabric, found by the loaded run's ``earlier``); a run loaded
+    without a store is judged against the report's own earlier snapshot."""
     if lr.store is not None:
-        from fabricbench.workflows.fabric import judge_stored
-
-        return judge_stored(lr.store, lr.run, snap)[0]
+        source = (lr.run.provenance or {}).get("fabric_source")
+        for other in lr.earlier(kind="fabric", benchmark="port_counters"):
+            if (other.run.provenance or {}).get("fabric_source") != source:
+                continue
+            found = _snapshot(other)
+            if found is not None and same_fabric(snap, found):
+                return check(snap, found)
+        return check(snap, None)
     earlier = [s for other, s in before if other.run.id < lr.run.id and same_fabric(snap, s)]
     return check(snap, earlier[-1] if earlier else None)
 

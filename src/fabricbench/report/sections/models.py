@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-from fabricbench.models.fabric import FabricModel, ModelUnavailable, fit_run, fitted_points
+from fabricbench.models.fabric import FabricModel, fitted_points
 from fabricbench.report import format as f
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 
@@ -67,14 +67,11 @@ def model_section(model: FabricModel, points, fmt: str, slug: str) -> Section:
 
 
 def build_all(ctx) -> List[Optional[Section]]:
+    """A section per run with a fitted model (``ctx.models``: fitted before the report renders)."""
     out = []
     for lr in ctx.runs:
-        benchmarks = {m.benchmark for m in lr.measurements}
-        if not {"latency", "loggp"} <= benchmarks:
-            continue
-        try:
-            model = fit_run(lr.run, lr.measurements)
-        except ModelUnavailable:
+        model = ctx.models.get(lr.run.id)
+        if model is None:
             continue
         section = model_section(model, fitted_points(lr.measurements), ctx.plot_format, f"model-{lr.id}")
         section.intro = INTRO

@@ -267,7 +267,7 @@ def study_report(analysis: sc.StudyAnalysis, names: Sequence[str], plot_format: 
 
 
 def series_of_runs(runs: List[Any]) -> List[sc.ScalingSeries]:
-    """Scaling series of loaded runs (report.context.LoadedRun) that hold `scale` measurements."""
+    """Scaling series of loaded runs (store.RunData) that hold `scale` measurements."""
     out = []
     for lr in runs:
         items = [m for m in lr.measurements if m.benchmark == sc.BENCHMARK]
