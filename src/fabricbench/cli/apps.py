@@ -185,7 +185,7 @@ def study_apps(state, fabrics: Tuple[str, ...], apps_text, nodes_text, ppn, size
 
         from fabricbench.report.files import write_text
 
-        write_text(output, render_html(study_report(store, outcome.run_ids)))
+        write_text(output, render_html(study_report([store.load(i) for i in outcome.run_ids])))
         say(f"wrote {output}")
     say(f"study runs: {ids}; the full report: fabricbench report {ids} -o apps.html")
 
@@ -193,6 +193,6 @@ def study_apps(state, fabrics: Tuple[str, ...], apps_text, nodes_text, ppn, size
 def _print_study(store, run_ids) -> None:
     from fabricbench.report.sections.apps import study_tables
 
-    for table in study_tables(store, run_ids):
+    for table in study_tables([store.load(i) for i in run_ids]):
         print_model_table(table)
         console.print()

@@ -33,14 +33,12 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
     from fabricbench.analysis.history import metrics_of
     from fabricbench.analysis.matching import size_label
     from fabricbench.report.blocks import fmt_value
-    from fabricbench.store import RunData
     from fabricbench.suite import parse_size
 
     store = state.reader
     nbytes = parse_size(size) if size else None
     runs = store.list_runs(tags=parse_tags(tag_filter))
-    points = store.measurements_by_run([r.id for r in runs])  # one query; hosts are not needed here
-    loaded = [RunData(r, points.get(r.id, []), []) for r in runs]
+    loaded = store.loaded(runs, hosts=False)  # one query; hosts are not needed here
     hist = build(loaded, benchmark, nbytes, metric)
     if not hist.rows:
         known = metrics_of(loaded, benchmark)

@@ -496,11 +496,12 @@ class Store:
         each with its place (``index``) and a name unique among them; a run named twice is loaded once."""
         return self.loaded(self.get_runs(refs))
 
-    def loaded(self, runs: Sequence[Run]) -> List[RunData]:
-        """Already found runs loaded together (see ``load_runs``)."""
+    def loaded(self, runs: Sequence[Run], hosts: bool = True) -> List[RunData]:
+        """Already found runs loaded together (see ``load_runs``); without their hosts and host
+        probes (one query in all, for a history over many runs) when `hosts` is False."""
         measurements = self.measurements_by_run([r.id for r in runs])
-        return [RunData(run, measurements.get(run.id, []), self.hosts(run.id), self.artifacts(run.id, HOST_PROBE),
-                        index=index, name=name, store=self)
+        return [RunData(run, measurements.get(run.id, []), self.hosts(run.id) if hosts else [],
+                        self.artifacts(run.id, HOST_PROBE) if hosts else [], index=index, name=name, store=self)
                 for index, (run, name) in enumerate(zip(runs, unique_names(runs)))]
 
     def count_measurements(self, run_id: int) -> int:

@@ -129,31 +129,23 @@ def build(ctx):
 # ---- what `fabricbench study apps` prints and writes ---------------------------------------------
 
 
-def _load(store, run_ids: Sequence[int]) -> List[aa.AppStudy]:
-    loaded = []
-    for run_id in run_ids:
-        data = store.load(run_id)
-        loaded.append((data.run, data.measurements))
-    return aa.compare_apps(aa.series_of(loaded))
+def study_tables(runs: Sequence[Any]) -> List[Table]:
+    """The study's tables over loaded runs (``store.RunData``)."""
+    return [study_table(st) for st in studies_of_runs(runs)]
 
 
-def study_tables(store, run_ids: Sequence[int]) -> List[Table]:
-    return [study_table(st) for st in _load(store, run_ids)]
-
-
-def study_report(store, run_ids: Sequence[int], plot_format: str = "svg"):
-    """A report holding the study's section (what `study apps -o FILE.html` writes)."""
+def study_report(runs: Sequence[Any], plot_format: str = "svg"):
+    """A report holding the study's section over loaded runs (what `study apps -o FILE.html` writes)."""
     import datetime as _dt
     from types import SimpleNamespace
 
     from fabricbench import __version__
     from fabricbench.report.model import Report
 
-    runs = [store.get_run(str(i)) for i in run_ids]
     return Report(
         title="fabricbench application study",
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool_version=__version__,
-        runs=[SimpleNamespace(name=r.label or r.name) for r in runs],
-        sections=[study_section(_load(store, run_ids), plot_format)],
+        runs=[SimpleNamespace(name=r.run.label or r.run.name) for r in runs],
+        sections=[study_section(studies_of_runs(runs), plot_format)],
     )
