@@ -7,11 +7,12 @@ environment and is the one used under ``FABRICBENCH_MPI=<mpi>``; a developer bui
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Optional
 
 from fabricbench.errors import FabricbenchError
 
@@ -37,11 +38,19 @@ def per_mpi_dir(family: str) -> Path:
     return Path(sys.prefix) / "native" / family
 
 
+def build_info(native: Optional[Path] = None) -> Dict[str, str]:
+    """The MPI a native build was compiled against (its share/mpi.json), or {} if not recorded."""
+    path = (native or native_dir()) / "share" / "mpi.json"
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
 def find_native(family: str, *more: Path) -> Optional[Path]:
     """A native build for MPI `family` (its share/mpi.json says so): one of `more`, the one
     `make native MPI=family` made, the package's own or the current one; None if there is none."""
-    from fabricbench.launch.mpi import build_info
-
     package = Path(__file__).resolve().parent / "_native"
     for candidate in (*more, per_mpi_dir(family), package, native_dir()):
         if build_info(candidate).get("flavour") == family and (candidate / "bin" / "fabricbench-mpi").is_file():

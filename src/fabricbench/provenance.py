@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -181,11 +180,11 @@ def module_parameters() -> Dict[str, Dict[str, str]]:
 
 
 def _first_line(argv: List[str]) -> Optional[str]:
-    from fabricbench.launch.procs import run_short
+    from fabricbench.launch.procs import ProcessTimeout, run_short
 
     try:
         out = run_short(argv, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, ProcessTimeout):
         return None
     text = (out.stdout or out.stderr).strip()
     return text.splitlines()[0] if text else None
@@ -195,10 +194,11 @@ def mpi_facts() -> Dict[str, Optional[str]]:
     """The selected MPI's launcher version (FABRICBENCH_MPI, else the one on PATH) and its compiler."""
     from fabricbench.errors import FabricbenchError
     from fabricbench.launch.mpi import detect_mpi, mpi_tool
+    from fabricbench.launch.procs import ProcessTimeout
 
     try:
         launcher = detect_mpi().version or None
-    except (FabricbenchError, OSError, subprocess.TimeoutExpired):
+    except (FabricbenchError, OSError, ProcessTimeout):
         launcher = None
     try:
         compiler = _first_line([mpi_tool("mpicc"), "--version"])

@@ -24,7 +24,6 @@ import ipaddress
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
@@ -145,8 +144,9 @@ class Lab:
         """argv that runs `argv` inside `node`, with the node's name as host name."""
         return agent.node_argv(self.node(node).name, argv)
 
-    def run(self, node: str, argv: Sequence[str], timeout: float = 120.0, **kwargs) -> subprocess.CompletedProcess:
-        """Run a command in a node and wait (stdout/stderr captured as text unless told otherwise)."""
+    def run(self, node: str, argv: Sequence[str], timeout: float = 120.0, **kwargs) -> Any:
+        """Run a command in a node and wait (stdout/stderr captured as text unless told otherwise):
+        launch.procs.run_short's completed process."""
         from fabricbench.launch.procs import run_short
 
         return run_short(self.exec_argv(node, argv), timeout=timeout, **kwargs)

@@ -11,13 +11,13 @@ would come up as a singleton of its own job.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
+
+from fabricbench.native import build_info, native_dir
 
 FAMILY_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH", "unknown": "an unknown MPI"}
 # Each family's tools under the names Debian (and most distributions) give them when two MPIs
@@ -106,7 +106,9 @@ def detect_mpi(mpirun: Optional[str] = None) -> MpiInfo:
 
 @functools.lru_cache(maxsize=None)
 def _probe(path: str) -> MpiInfo:
-    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    from fabricbench.launch.procs import run_short
+
+    out = run_short([path, "--version"], timeout=30)
     text = (out.stdout + out.stderr).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     first = lines[0] if lines else ""
@@ -122,26 +124,12 @@ def _probe(path: str) -> MpiInfo:
     return MpiInfo(mpirun=path, flavour=flavour, version=first)
 
 
-def build_info(native: Optional[Path] = None) -> Dict[str, str]:
-    """The MPI a native build was compiled against (its share/mpi.json), or {} if not recorded."""
-    from fabricbench.native import native_dir
-
-    path = (native or native_dir()) / "share" / "mpi.json"
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return info if isinstance(info, dict) else {}
-
-
 def check_build(mpi: MpiInfo, what: str, native: Optional[Path] = None) -> None:
     """Refuse to start `what` (a program of the native build) under another MPI's launcher."""
     info = build_info(native)
     built = info.get("flavour")
     if not built or built == "unknown" or mpi.flavour == "unknown" or built == mpi.flavour:
         return
-    from fabricbench.native import native_dir
-
     where = native or native_dir()
     raise _launch_error(
         f"{what} in {where} was built against {info.get('library') or FAMILY_NAMES[built]} "
@@ -154,8 +142,6 @@ def check_build(mpi: MpiInfo, what: str, native: Optional[Path] = None) -> None:
 def check_program(mpi: MpiInfo, program) -> bool:
     """check_build for a command whose program is a binary of the native build (the engine);
     whether it is one."""
-    from fabricbench.native import native_dir
-
     if not program:
         return False
     path, native = Path(program[0]), native_dir()

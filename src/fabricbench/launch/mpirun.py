@@ -6,7 +6,8 @@ import os
 from typing import Any, Dict, List, Sequence
 
 from fabricbench.launch.base import Launcher, LaunchError, register
-from fabricbench.launch.mpi import build_info, check_program, detect_mpi, openmpi_root_env
+from fabricbench.launch.mpi import check_program, detect_mpi, openmpi_root_env
+from fabricbench.native import build_info
 
 
 def read_hostfile(path: str) -> List[str]:

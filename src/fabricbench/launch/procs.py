@@ -50,6 +50,21 @@ MARK = "FABRICBENCH_JOB"  # environment variable that marks every process of a j
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1
 
+
+
+class ProcessTimeout(subprocess.TimeoutExpired):
+    """A command that did not end within its timeout (``Job.wait``, ``run_short``): the project's
+    own name for it, so that nothing above ``launch/`` needs ``subprocess`` to catch it."""
+
+    @classmethod
+    def of(cls, exc: subprocess.TimeoutExpired) -> "ProcessTimeout":
+        return cls(exc.cmd, exc.timeout, exc.output, exc.stderr)
+
+
+# What starting or waiting for a command can raise: it could not start (OSError, e.g. not found),
+# it did not end in time (ProcessTimeout), it failed a check (subprocess.CalledProcessError).
+PROCESS_ERRORS = (OSError, subprocess.SubprocessError)
+
 try:
     _libc: Optional[ctypes.CDLL] = ctypes.CDLL(None, use_errno=True)
 except OSError:  # not Linux: no parent-death signal, the guard still works
@@ -286,8 +301,11 @@ class Job:
                 last = time.monotonic()
 
     def wait(self, timeout: Optional[float] = None) -> int:
-        """The exit status; subprocess.TimeoutExpired past `timeout` (the job keeps running)."""
-        rc = self.proc.wait(timeout=timeout)
+        """The exit status; ProcessTimeout past `timeout` (the job keeps running)."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise ProcessTimeout.of(exc) from None
         for t in self._threads:
             t.join(timeout=2)
         return rc
@@ -431,12 +449,15 @@ def run_short(argv: Sequence[str], timeout: Optional[float] = 120.0, env=None, c
               text: bool = True, **kwargs) -> "subprocess.CompletedProcess":
     """A short command run to its end with its output captured (a probe, a system tool).
 
-    Raises OSError when it cannot start and subprocess.TimeoutExpired past `timeout`
-    (the command is killed first).
+    Raises OSError when it cannot start and ProcessTimeout past `timeout` (the command is
+    killed first).
     """
     kwargs.setdefault("capture_output", True)
     kwargs.setdefault("stdin", subprocess.DEVNULL)
-    return subprocess.run(list(argv), timeout=timeout, env=env, cwd=cwd, text=text, **kwargs)
+    try:
+        return subprocess.run(list(argv), timeout=timeout, env=env, cwd=cwd, text=text, **kwargs)
+    except subprocess.TimeoutExpired as exc:
+        raise ProcessTimeout.of(exc) from None
 
 
 def run_attached(argv: Sequence[str], env=None) -> int:

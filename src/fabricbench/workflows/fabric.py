@@ -20,7 +20,6 @@ import datetime as _dt
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -83,7 +82,7 @@ class Diags:
         try:
             done = procs.run_short([tool, *argv[1:]], timeout=timeout, env=self.env, cwd=self.cwd)
             record.update(rc=done.returncode, stdout=done.stdout, stderr=_stderr(done.stderr))
-        except subprocess.TimeoutExpired:
+        except procs.ProcessTimeout:
             record.update(rc=None, stdout="", stderr="", error=f"timed out after {timeout:.0f} s")
         except OSError as exc:
             record.update(rc=None, stdout="", stderr="", error=str(exc))

@@ -13,7 +13,6 @@ import datetime as _dt
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from fabricbench.workflows.cpu_peak import CpuPeak, detect_peak, given_peak
 from fabricbench.importers import ImportFormatError, ParsedRun, Source
 from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
-from fabricbench.launch.procs import Job, stop_cause
+from fabricbench.launch.procs import PROCESS_ERRORS, Job, ProcessTimeout, stop_cause
 from fabricbench.store.records import Measurement, Run
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunInterrupted, Session
@@ -154,7 +153,7 @@ def run_hpcc(
             if job is not None:
                 try:
                     returncode = job.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
+                except ProcessTimeout:
                     failure = f"HPCC did not finish within {timeout:g} s and was stopped"
                 except KeyboardInterrupt as exc:
                     interrupted = exc
@@ -214,7 +213,7 @@ def _record_hosts(session: Session, runner, argv: Sequence[str], provenance: Dic
     launcher, launch command); a run without them still runs."""
     try:
         info = run_provenance(runner, timeout=120.0, launch=argv)
-    except (FabricbenchError, OSError, subprocess.SubprocessError) as exc:
+    except (FabricbenchError, *PROCESS_ERRORS) as exc:
         provenance["hpcc"]["host_facts"] = f"not collected: {exc}"
         session.update(provenance=provenance)
         return

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import sys
 import threading
 import time
@@ -24,7 +23,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
 from fabricbench.launch.failure import explain_exit, launcher_line
-from fabricbench.launch.procs import INHERIT, Job, run_short
+from fabricbench.launch.procs import INHERIT, PROCESS_ERRORS, Job, ProcessTimeout, run_short
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
                 "mpirun.mpich", "mpiexec.mpich"}
@@ -129,7 +128,7 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
                 if launcher_line(line):
                     said.append(line)
         job.wait(timeout=timeout)
-    except (subprocess.TimeoutExpired, TimeoutError):
+    except (ProcessTimeout, TimeoutError):
         timed_out = True
     except BaseException:  # KeyboardInterrupt from SIGINT/SIGTERM/SIGHUP: stop quietly, then say why
         muted.set()
@@ -212,7 +211,7 @@ def _addr2line(module: str, addresses: List[int]) -> List[Tuple[str, str, int]]:
         argv = ["addr2line", "-f", "-C", "-e", module] + [hex(max(a - 1, 0)) for a in chunk]
         try:
             done = run_short(argv, timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, ProcessTimeout):
             return out + [("", "", 0)] * (len(addresses) - len(out))
         lines = done.stdout.splitlines() if done.returncode == 0 else []
         for k in range(len(chunk)):
@@ -273,7 +272,7 @@ def profile_run_provenance(profile: Dict[str, Any], argv: Sequence[str], launche
                                   launch=argv)
             info["run"]["launcher"] = launcher_name
             return info
-        except (FabricbenchError, OSError, subprocess.SubprocessError) as exc:
+        except (FabricbenchError, *PROCESS_ERRORS) as exc:
             why = str(exc)
     else:
         why = (f"the ranks ran on {', '.join(hosts) or 'unknown hosts'}, placed by the command itself; "

@@ -20,7 +20,6 @@ FABRICBENCH_SCALE_REPETITION in its environment (e.g. to size a weak-scaling pro
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_failure
-from fabricbench.launch.procs import Job
+from fabricbench.launch.procs import Job, ProcessTimeout
 from fabricbench.store import Measurement, Run
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, Session
@@ -242,7 +241,7 @@ def launch_and_collect(argv: Sequence[str], env: Dict[str, str], timeout: Option
                 kept -= len(out.popleft())
         left = (deadline - time.monotonic()) if deadline else None
         rc = job.wait(timeout=max(1.0, left) if left is not None else None)
-    except (TimeoutError, subprocess.TimeoutExpired):
+    except (TimeoutError, ProcessTimeout):
         timed_out = True
     except BaseException:
         job.stop()

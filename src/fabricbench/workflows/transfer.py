@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,7 @@ from fabricbench.lab.errors import LabError
 from fabricbench.lab.rates import tcp_goodput
 from fabricbench.launch.failure import ssh_unreachable
 from fabricbench.launch.nodes import Node, Nodes
-from fabricbench.launch.procs import Daemon, Job, run_short
+from fabricbench.launch.procs import Daemon, Job, ProcessTimeout, run_short
 from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
 from fabricbench.workflows.hosts import host_load
@@ -188,7 +187,7 @@ def _probe(nodes: Nodes, node: Node, argv: Sequence[str], what: str, install: st
     """First line a tool prints about its version on `node`; TransferCannotRun when it is missing."""
     try:
         done = run_short(nodes.argv(node, argv), timeout=PROBE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except ProcessTimeout:
         via_ssh = nodes.argv(node, ["true"])[0] == "ssh"
         where = f"host {node.name} does not answer through ssh" if via_ssh else f"{what} on {node.name} did not answer"
         raise TransferCannotRun(f"{where} within {PROBE_TIMEOUT_S:.0f} s"
@@ -215,7 +214,7 @@ def _host_facts(nodes: Nodes, node_list: Sequence[Node]) -> tuple:
             if done.returncode == 0 and done.stdout.strip():
                 facts.append(json.loads(done.stdout.strip().splitlines()[-1]))
                 continue
-        except (OSError, subprocess.TimeoutExpired, ValueError):
+        except (OSError, ProcessTimeout, ValueError):
             pass
         missing.append(node.name)
     return facts, missing
@@ -225,7 +224,7 @@ def _peer(nodes: Nodes, node: Node, args: Sequence[str], timeout: float = 600.0)
     """Run a peer command to its end on `node`; its JSON answer (RunFailed with its words if it fails)."""
     try:
         done = run_short(nodes.script(node, PEER, list(args)), timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except ProcessTimeout:
         raise RunFailed(f"'{args[0]}' on {node.name} did not finish within {timeout:.0f} s") from None
     answer: Dict[str, Any] = {}
     for line in reversed(done.stdout.splitlines()):
@@ -301,7 +300,7 @@ class Server:
                 for sig, pause in (("TERM", 2.0), ("KILL", 0.0)):
                     try:
                         run_short(self.nodes.argv(self.node, ["kill", f"-{sig}", str(pid)]), timeout=30)
-                    except (OSError, subprocess.TimeoutExpired):
+                    except (OSError, ProcessTimeout):
                         pass
                     time.sleep(pause)
             self.exit_status = self.daemon.stop()
@@ -325,7 +324,7 @@ def _collect(job: Job, index: int, node: Node, deadline: float) -> ReaderResult:
         for line in job.lines(deadline=deadline):
             lines.append(line)
         rc = job.wait(timeout=max(1.0, deadline - time.monotonic()))
-    except (TimeoutError, subprocess.TimeoutExpired):
+    except (TimeoutError, ProcessTimeout):
         job.stop()
         return ReaderResult(index, node.name, reason="did not finish before the round's timeout")
     record: Dict[str, Any] = {}
