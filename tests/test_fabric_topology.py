@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from fabricbench.errors import UsageError
-from fabricbench.workflows.fabric_topology import SimSpec, build, parse_link, render, speed_masks, width_mask
+from fabricbench.planning.fabric_topology import SimSpec, build, parse_link, render, speed_masks, width_mask
 
 HOSTS = [f"n{i}" for i in range(1, 9)]
 

@@ -19,7 +19,7 @@ import fault_matrix as fm
 from fabricbench.launch import procs
 from fabricbench.store import Measurement, StoreError, open_db
 from fabricbench.suite import Step
-from fabricbench.workflows import watchdog as wd
+from fabricbench.planning import watchdog as wd
 from fabricbench.workflows.session import ABANDONED, OWNER, RunFailed, Session, recover_abandoned
 
 

@@ -14,8 +14,8 @@ from fabricbench.analysis.hpcc import HEADLINE_KEYS
 from fabricbench.cli import main
 from fabricbench.errors import UsageError
 from fabricbench.workflows.hpcc import HpccError, run_hpcc
-from fabricbench.workflows.hpcc_input import plan, process_grid, problem_size, render_hpccinf
-from fabricbench.workflows.cpu_peak import detect_peak, flops_per_cycle
+from fabricbench.planning.hpcc_input import plan, process_grid, problem_size, render_hpccinf
+from fabricbench.analysis.peaks import detect_peak, flops_per_cycle
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "import"

@@ -16,7 +16,7 @@ import pytest
 from fabricbench.analysis.profile_phases import phase_lines, phases, segment, window_grid
 from fabricbench.analysis.profile_sites import callsites, site_rows
 from fabricbench.native import NativeMissing, profiler_library
-from fabricbench.workflows.hpcc_input import plan, render_hpccinf
+from fabricbench.planning.hpcc_input import plan, render_hpccinf
 from fabricbench.workflows.profile import run_profiled
 
 DATA = Path(__file__).parent / "data" / "profiler"

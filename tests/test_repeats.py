@@ -13,7 +13,7 @@ from conftest import skip_unless
 from fabricbench.analysis import stats
 from fabricbench.store import Measurement, open_db
 from fabricbench.suite import Step
-from fabricbench.workflows import repeats
+from fabricbench.planning import repeats
 
 
 def point(values, **kw) -> Measurement:
@@ -44,7 +44,7 @@ def test_merge_keeps_every_launch_and_mixes_the_samples():
     fast = rng.normal(1.0, 0.01, 400)
     slow = rng.normal(2.0, 0.01, 400)
     a, b = point(fast), point(slow)
-    m = repeats.merge(a, b)
+    m = stats.merge_launch(a, b)
     assert m.n == 800 and m.iterations == 800
     assert m.min == a.min and m.max == b.max
     assert m.mean == pytest.approx((fast.mean() + slow.mean()) / 2)
@@ -53,7 +53,7 @@ def test_merge_keeps_every_launch_and_mixes_the_samples():
     assert q is not None and q[25] < 1.05 and q[75] > 1.95  # half the samples from each launch
     assert m.stdev == pytest.approx(np.concatenate([fast, slow]).std(), rel=1e-6)
     assert [x["median"] for x in m.detail["launches"]] == [a.median, b.median]
-    third = repeats.merge(m, point(fast))
+    third = stats.merge_launch(m, point(fast))
     assert len(third.detail["launches"]) == 3 and third.n == 1200
     assert stats.launch_values(third) == [a.median, b.median, pytest.approx(a.median)]
 
@@ -62,7 +62,7 @@ def test_merged_rate_is_the_rate_over_all_iterations():
     # bandwidth: a launch's value is bytes over its elapsed time, neither its mean nor its median
     a = point([100.0, 110.0, 120.0], benchmark="bw", metric="bandwidth", unit="MB/s", value=105.0, iterations=30)
     b = point([200.0, 210.0, 220.0], benchmark="bw", metric="bandwidth", unit="MB/s", value=205.0, iterations=10)
-    m = repeats.merge(a, b)
+    m = stats.merge_launch(a, b)
     # 40 iterations of equal size: 30 at 105 MB/s and 10 at 205 MB/s
     assert m.value == pytest.approx(40 / (30 / 105.0 + 10 / 205.0))
 

@@ -1,4 +1,4 @@
-"""A run's time bounded before it starts (workflows.suite_time), and the precision mark in `show`.
+"""A run's time bounded before it starts (planning.suite_time), and the precision mark in `show`.
 
 The planner is pure arithmetic over the engine's benchmark table: no MPI needed for the first
 tests. The last runs the engine through the CLI and checks the announcement and the mark."""
@@ -9,7 +9,7 @@ import pytest
 from fabricbench import suite
 from fabricbench.analysis.precision import missed_precision, missed_share, precision_of
 from fabricbench.store import Measurement
-from fabricbench.workflows.suite_time import GUARD, SHARE_S, iteration_s, plan_time
+from fabricbench.planning.suite_time import GUARD, SHARE_S, iteration_s, plan_time
 
 MBIT = 1e6 / 8
 
@@ -82,7 +82,7 @@ def test_run_announces_its_bound_and_show_marks_points_short_of_precision(cli):
 
 def test_merged_launches_get_the_precision_of_all_their_samples():
     from fabricbench.analysis.precision import from_sketch, median_ci_ranks
-    from fabricbench.workflows.repeats import merge
+    from fabricbench.analysis.stats import merge_launch as merge
 
     assert median_ci_ranks(5) is None and median_ci_ranks(100) == (39, 60)
     q = [1.0 + k / 100 for k in range(101)]  # uniform on [1, 2]
@@ -122,7 +122,7 @@ def test_the_report_marks_points_short_of_their_precision(tmp_path):
 def test_the_lab_rate_is_the_slowest_link_between_the_hosts_used():
     from types import SimpleNamespace
 
-    from fabricbench.workflows.suite_time import launch_seconds, link_rate_Bps
+    from fabricbench.planning.suite_time import launch_seconds, link_rate_Bps
 
     rates = {"n1": 1e9, "n2": 1e9, "n3": 50e6}
     lab = SimpleNamespace(node_names=list(rates), node=lambda h: SimpleNamespace(rate_bps=rates[h], switch="sw1"),

@@ -108,7 +108,7 @@ class Step:
     benchmark: str
     sizes: Optional[str] = None
     args: Tuple[str, ...] = ()
-    launch: int = 1  # which of the run's `launches` of this step (workflows.repeats)
+    launch: int = 1  # which of the run's `launches` of this step (planning.repeats)
     launches: int = 1
 
     def engine_args(self) -> List[str]:

@@ -191,7 +191,7 @@ SATURATING_BYTES = 1 << 20  # bytes in flight per window past which a window no 
 def window_key(params: Dict[str, Any], detail: Optional[Dict[str, Any]] = None) -> Any:
     """The window a windowed bandwidth point is matched on: its own, except that a window the
     engine cut to fit the point's time on a slow link (``detail.window_capped_from``, from
-    ``workflows/suite_time``) counts as the window asked for while it still carries 1 MiB or
+    ``planning/suite_time``) counts as the window asked for while it still carries 1 MiB or
     more (far above any fabric's bandwidth-delay product, so it no longer limits the rate)."""
     window = params.get("window", DEFAULT_WINDOW)
     size = params.get("size")

@@ -22,9 +22,10 @@ method, se(ln m) = se(m) / m), as in Price and Bonett's interval for a ratio of 
 from __future__ import annotations
 
 import functools
+import json
 import math
-from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import stats as _st
@@ -306,3 +307,138 @@ def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b:
     denom = (va * va / (n_a - 1) if va else 0.0) + (vb * vb / (n_b - 1) if vb else 0.0)
     df = se2 * se2 / denom if denom > 0 else float(n_a + n_b - 2)
     return d / math.sqrt(se2), df
+
+
+# ---- one point from several launches (run --repeat) ------------------------------------------------
+
+LAUNCH_FIELDS = ("value", "median", "min", "max", "n", "iterations")
+
+
+def _grid():
+    """The 101 quantile levels of a sketch."""
+    return np.linspace(0.0, 1.0, 101)
+
+
+def point_key(m: Any) -> Tuple[str, str, str]:
+    """What makes two launches' records the same point."""
+    params = {k: v for k, v in m.params.items() if k not in ("seed", "order")}
+    return m.benchmark, m.metric, json.dumps(params, sort_keys=True, default=str)
+
+
+def launch_figures(m: Any) -> Dict[str, Any]:
+    return {k: getattr(m, k) for k in LAUNCH_FIELDS if getattr(m, k) is not None}
+
+
+def launches(m: Any) -> List[Dict[str, Any]]:
+    """Each launch's own figures of a merged point (empty for a point from one launch)."""
+    found = (m.detail or {}).get("launches")
+    return [x for x in found if isinstance(x, dict)] if isinstance(found, list) else []
+
+
+def merge_launch(stored: Any, new: Any) -> Any:
+    """The point `stored` (one or more launches of ``run --repeat``) with launch `new` added:
+    the sketch, counts and moments of all launches; ``detail.launches`` keeps each launch's own."""
+    from fabricbench.analysis.precision import from_sketch, precision_of
+
+    before = launches(stored) or [launch_figures(stored)]
+    parts = [stored, new]
+    weights = [float(p.n or 1) for p in parts]
+    total = sum(weights)
+    detail = dict(stored.detail or {})
+    sketches = [_sketch(p) for p in parts]
+    merged_q = _mixture(sketches, weights) if all(q is not None for q in sketches) else None
+    if merged_q is not None:
+        detail["sketch"] = dict(detail.get("sketch") or {}, q=[float(x) for x in merged_q])
+    else:
+        detail.pop("sketch", None)
+    per_rank = [(p.detail or {}).get("per_rank") for p in parts]
+    if all(isinstance(r, list) for r in per_rank) and len({len(r) for r in per_rank}) == 1:
+        detail["per_rank"] = [_weighted([r[i] for r in per_rank], weights) for i in range(len(per_rank[0]))]
+    if isinstance(detail.get("elapsed_s"), (int, float)) and isinstance((new.detail or {}).get("elapsed_s"), (int, float)):
+        detail["elapsed_s"] = detail["elapsed_s"] + new.detail["elapsed_s"]
+    detail["launches"] = before + [launch_figures(new)]
+    if merged_q is not None and isinstance(detail.get("precision"), dict) and all(p.n for p in parts):
+        detail["precision"] = from_sketch(merged_q, int(total), precision_of(stored).target)
+    mean = _weighted([p.mean for p in parts], weights)
+    out = replace(
+        stored,
+        n=int(total) if all(p.n is not None for p in parts) else None,
+        iterations=sum(p.iterations for p in parts) if all(p.iterations is not None for p in parts) else None,
+        min=_extreme(min, [p.min for p in parts]),
+        max=_extreme(max, [p.max for p in parts]),
+        mean=mean,
+        median=float(np.interp(0.5, _grid(), merged_q)) if merged_q is not None else _weighted([p.median for p in parts], weights),
+        p99=float(np.interp(0.99, _grid(), merged_q)) if merged_q is not None else _extreme(max, [p.p99 for p in parts]),
+        stdev=_pooled_stdev(parts, weights, mean),
+        detail=detail,
+    )
+    out.value = _merged_value(stored, new, out)
+    return out
+
+
+def _merged_value(stored: Any, new: Any, out: Any) -> Optional[float]:
+    """The headline figure over all launches, of the same kind as one launch's: the mean when a
+    launch's value is its mean, the median when it is its median, else (a rate over the whole
+    point, such as bandwidth) the rate over every launch's iterations together."""
+    if stored.value is None or new.value is None:
+        return stored.value if new.value is None else new.value
+    if _same(stored.value, stored.mean) and _same(new.value, new.mean):
+        return out.mean
+    if _same(stored.value, stored.median) and _same(new.value, new.median):
+        return out.median
+    if str((stored.detail or {}).get("stats_over", "")).startswith("per-call"):
+        # Collectives: OSU's mean over ranks of each rank's average call, over all calls.
+        its = [float(p.iterations or p.n or 1) for p in (stored, new)]
+        return (stored.value * its[0] + new.value * its[1]) / sum(its)
+    its = [p.iterations or p.n or 1 for p in (stored, new)]
+    if stored.value > 0 and new.value > 0:
+        prior = (stored.iterations or stored.n or 1)
+        return (prior + its[1]) / (prior / stored.value + its[1] / new.value)
+    return out.median
+
+
+def _same(a: Optional[float], b: Optional[float]) -> bool:
+    return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _sketch(m: Any) -> Optional[np.ndarray]:
+    return sketch(m)
+
+
+def _mixture(qs: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """The 101 quantiles of a weighted mixture of distributions given by their 101 quantiles."""
+    import numpy as np
+
+    grid = _grid()
+    xs = np.unique(np.concatenate(qs))
+    cdf = np.zeros_like(xs)
+    for q, w in zip(qs, weights):
+        if q[-1] > q[0]:
+            cdf += w * np.interp(xs, q, grid, left=0.0, right=1.0)
+        else:
+            cdf += w * (xs >= q[0])
+    cdf /= sum(weights)
+    # invert the (non-decreasing) CDF: the smallest x whose CDF reaches each level
+    idx = np.searchsorted(cdf, grid * (1 - 1e-12), side="left")
+    out = xs[np.clip(idx, 0, len(xs) - 1)]
+    out[0], out[-1] = xs[0], xs[-1]
+    return np.maximum.accumulate(out)
+
+
+def _weighted(values: Sequence[Optional[float]], weights: Sequence[float]) -> Optional[float]:
+    if any(v is None for v in values):
+        return None
+    return float(sum(v * w for v, w in zip(values, weights)) / sum(weights))
+
+
+def _extreme(pick, values: Sequence[Optional[float]]) -> Optional[float]:
+    found = [v for v in values if v is not None]
+    return pick(found) if found else None
+
+
+def _pooled_stdev(parts: Sequence[Any], weights: Sequence[float], mean: Optional[float]) -> Optional[float]:
+    if mean is None or any(p.stdev is None or p.mean is None for p in parts):
+        return None
+    total = sum(weights)
+    var = sum(w * (p.stdev ** 2 + (p.mean - mean) ** 2) for p, w in zip(parts, weights)) / total
+    return math.sqrt(max(var, 0.0))

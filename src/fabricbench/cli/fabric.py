@@ -43,7 +43,7 @@ def _snapshot_options():
 
 def _design(width: Optional[str], speed: Optional[str]) -> Dict[str, Any]:
     from fabricbench.analysis.fabric_model import normalise_speed
-    from fabricbench.workflows.fabric_topology import parse_width
+    from fabricbench.planning.fabric_topology import parse_width
 
     design: Dict[str, Any] = {}
     if width:
@@ -101,7 +101,7 @@ def sim() -> None:
 def sim_up(hcas, hosts, hostfile, switches, cores, uplinks, radix, width, speed, degrade, name, as_json) -> None:
     """Start ibsim on a generated fat tree and OpenSM on it; wait until the subnet is up."""
     from fabricbench.workflows import fabric_sim
-    from fabricbench.workflows.fabric_topology import SimSpec
+    from fabricbench.planning.fabric_topology import SimSpec
 
     names = _host_names(hcas, hosts, hostfile)
     spec = SimSpec(hosts=names, switches=switches, cores=cores, width=width, speed=speed, uplinks=uplinks, radix=radix,
@@ -125,11 +125,9 @@ def _host_names(hcas: int, hosts: Optional[str], hostfile: Optional[str]) -> Lis
     if hosts and hostfile:
         raise UsageError("give --hosts or --hostfile, not both")
     if hostfile:
-        with open(hostfile) as fh:
-            names = [line.split()[0] for line in fh if line.strip() and not line.lstrip().startswith("#")]
-        if not names:
-            raise UsageError(f"{hostfile}: no host names in it")
-        return list(dict.fromkeys(names))
+        from fabricbench.launch.mpirun import read_hostfile
+
+        return list(dict.fromkeys(read_hostfile(hostfile)))
     if hosts:
         return [h.strip() for h in hosts.split(",") if h.strip()]
     return [f"n{i}" for i in range(1, hcas + 1)]

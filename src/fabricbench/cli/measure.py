@@ -160,9 +160,9 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
 
 
 def announce_time(steps, launcher, repeat: int):
-    """Bound the run's time before it starts (workflows.suite_time): say it, and say which points
+    """Bound the run's time before it starts (planning.suite_time): say it, and say which points
     a slow link made measure with fewer messages per window or skip. Returns the steps to run."""
-    from fabricbench.workflows.suite_time import launch_seconds, link_rate_Bps, plan_time
+    from fabricbench.planning.suite_time import launch_seconds, link_rate_Bps, plan_time
 
     rate = link_rate_Bps(launcher)
     tp = plan_time(steps, launcher.layout.np or 2, rate, repeat, launch_s=launch_seconds())

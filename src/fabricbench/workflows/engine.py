@@ -3,7 +3,7 @@
 Each step is one ``fabricbench-mpi BENCHMARK`` launch whose JSON Lines records become
 points of one run (``workflows.session``): the run ends ``complete``, ``failed`` (a dead
 rank, a timeout, an engine silent for longer than the watchdog allows
-(``workflows.watchdog``), an engine error: the message names benchmark, message size
+(``planning.watchdog``), an engine error: the message names benchmark, message size
 and, when known, rank and host) or ``interrupted`` (Ctrl-C, SIGTERM, SIGHUP). Points
 measured before a failure stay.
 """
@@ -21,10 +21,10 @@ from fabricbench.launch.procs import Job, Silent
 from fabricbench.native import engine_path
 from fabricbench.store import HOST_PROBE, Measurement, Run
 from fabricbench.suite import Step
-from fabricbench.workflows import repeats
+from fabricbench.planning import repeats
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
-from fabricbench.workflows.watchdog import Watchdog, fixed_limit
+from fabricbench.planning.watchdog import Watchdog, fixed_limit
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
@@ -65,10 +65,10 @@ def measure(
 ) -> Outcome:
     """Run every step into a new run of `store`; raises RunFailed / RunInterrupted after recording the end.
 
-    `repeat`: launches of every step, interleaved, merged into one point each (workflows.repeats).
+    `repeat`: launches of every step, interleaved, merged into one point each (planning.repeats).
 
     `watchdog`: seconds of engine silence that fail the run (0: never); None derives them from
-    each step's plan (see workflows.watchdog), or takes $FABRICBENCH_WATCHDOG."""
+    each step's plan (see planning.watchdog), or takes $FABRICBENCH_WATCHDOG."""
     observer = observer or Observer()
     fixed = fixed_limit(watchdog)
     deadline = time.monotonic() + timeout if timeout else None
@@ -159,14 +159,16 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
 
 
 def _record(session: Session, m: Measurement, points: Dict[Any, Measurement], launch: int) -> None:
-    """A new point, or a later launch of one stored before: merged into it."""
-    key = repeats.point_key(m)
+    """A new point, or a later launch of one stored before: merged into it (analysis.stats)."""
+    from fabricbench.analysis.stats import merge_launch, point_key
+
+    key = point_key(m)
     stored = points.get(key)
     if launch == 1 or stored is None or stored.seq is None:
         session.add(m)
         points.setdefault(key, m)
         return
-    merged = repeats.merge(stored, m)
+    merged = merge_launch(stored, m)
     session.replace(merged)
     points[key] = merged
 

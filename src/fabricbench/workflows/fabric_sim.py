@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import procs
-from fabricbench.workflows.fabric_topology import SimSpec, Topology, build, parse_link, render
+from fabricbench.planning.fabric_topology import SimSpec, Topology, build, parse_link, render
 
 DEFAULT_NAME = "fbf"
 STATE_FORMAT = 1

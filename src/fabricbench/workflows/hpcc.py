@@ -20,8 +20,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.hpcc import hpcc_table, hpcc_values, percent_of_peak
 from fabricbench.errors import FabricbenchError
-from fabricbench.workflows.hpcc_input import HpccPlan, memory_total_bytes, plan, render_hpccinf
-from fabricbench.workflows.cpu_peak import CpuPeak, detect_peak, given_peak
+from fabricbench.planning.hpcc_input import HpccPlan, memory_total_bytes, plan, render_hpccinf
+from fabricbench.analysis.peaks import CpuPeak, detect_peak, given_peak
 from fabricbench.importers import ImportFormatError, ParsedRun, Source
 from fabricbench.importers import hpcc as hpcc_importer
 from fabricbench.launch import Layout, get_launcher
