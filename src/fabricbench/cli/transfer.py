@@ -8,7 +8,6 @@ are kept, the run is failed), 2 could not start, 130 Ctrl-C (or SIGTERM).
 """
 from __future__ import annotations
 
-import signal
 from typing import List, Tuple
 
 import click
@@ -36,10 +35,6 @@ def _counts(text: str) -> List[int]:
         except ValueError:
             raise UsageError(f"--readers {text}: reader counts are whole numbers, e.g. 1,2,4") from None
     return out
-
-
-def _interrupt(_signum, _frame) -> None:
-    raise KeyboardInterrupt
 
 
 def _file_size(text: str) -> int:
@@ -92,6 +87,7 @@ def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, l
     """
     from fabricbench.lab import LabError
     from fabricbench.launch.nodes import host_nodes, lab_nodes
+    from fabricbench.launch.procs import sigterm_as_ctrl_c
     from fabricbench.workflows.transfer import TransferCannotRun, TransferPlan, run_transfer
 
     plan = TransferPlan(
@@ -118,11 +114,8 @@ def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, l
             bar.update(task, completed=done, total=total, description=what)
 
         # SIGTERM (timeout(1), a batch system) ends the study as Ctrl-C does: servers stopped, rounds kept.
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
+        with sigterm_as_ctrl_c():
             outcome = run_transfer(state.store, nodes, plan, label=label, tags=parse_tags(tags), progress=update)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
     if as_json:
         print_json({"run": outcome.run.id, "status": outcome.run.status, **outcome.summary.to_dict(),
                     "servers": [{k: v for k, v in s.items() if k != "log_tail"} for s in outcome.servers]})

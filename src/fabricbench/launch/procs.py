@@ -603,6 +603,24 @@ def _leave_terminal() -> None:
             pass
 
 
+def _as_ctrl_c(_signum, _frame) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Within: SIGTERM (timeout(1), a batch system) raises KeyboardInterrupt, as Ctrl-C does, so
+    that it ends the work the same way and with the same exit status (130)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _as_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """Within: SIGINT, SIGTERM and SIGHUP raise Stopped once; later ones are ignored while fabricbench stops."""
