@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from fabricbench.errors import UsageError
 from fabricbench.native import NativeMissing, benchmark_table_path
@@ -32,6 +32,7 @@ class BenchmarkSpec:
     options: Tuple[str, ...] = ()  # every option the engine accepts for it
     fixed_sizes: Tuple[int, ...] = ()  # what an unsized benchmark measures
     size_floor: int = 0  # the engine skips smaller sizes
+    pairing: str = "none"  # how ranks pair: none, halves (rank i with i + np/2), sampled
 
     @classmethod
     def from_record(cls, rec: Dict[str, Any]) -> "BenchmarkSpec":
@@ -47,6 +48,7 @@ class BenchmarkSpec:
             options=tuple(str(o) for o in rec["options"]),
             fixed_sizes=tuple(int(n) for n in rec["fixed_sizes"]),
             size_floor=int(rec["size_floor"]),
+            pairing=str(rec.get("pairing") or "none"),
         )
 
 
@@ -99,6 +101,17 @@ class _EngineBenchmarks(Mapping[str, BenchmarkSpec]):
 
 
 BENCHMARKS: Mapping[str, BenchmarkSpec] = _EngineBenchmarks()
+
+
+def family(name: str, metrics: Optional[Sequence[str]] = None, metric: Union[str, Sequence[str], None] = None) -> Tuple[str, ...]:
+    """The engine's benchmarks of family `name` (the table's ``family``: pt2pt, collective, nbc,
+    onesided, hpcc, health, info), in the table's order; only those whose metrics are exactly
+    `metrics`, or that measure `metric` (or any of several), when given. What a report section,
+    the watchdog or a suite lists instead of naming benchmarks by hand."""
+    wanted = (metric,) if isinstance(metric, str) else metric
+    return tuple(s.name for s in BENCHMARKS.values() if s.family == name
+                 and (metrics is None or s.metrics == tuple(metrics))
+                 and (wanted is None or any(m in s.metrics for m in wanted)))
 
 
 @dataclass(frozen=True)
@@ -252,6 +265,6 @@ def check_ranks(spec: BenchmarkSpec, ranks: int) -> None:
     if ranks < spec.min_ranks:
         raise UsageError(f"{spec.name} needs at least {spec.min_ranks} ranks; --np is {ranks}")
     if spec.even_ranks and ranks % 2:
-        how = "pairs rank i with i + np/2" if spec.name in ("mbw_mr", "multi_lat") else "measures between a pair of ranks"
+        how = "pairs rank i with i + np/2" if spec.pairing == "halves" else "measures between a pair of ranks"
         raise UsageError(f"{spec.name} {how} and needs an even rank count; --np is {ranks}: "
                          f"use --np {max(spec.min_ranks, ranks - 1)} or --np {ranks + 1}")

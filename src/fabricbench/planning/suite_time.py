@@ -29,7 +29,6 @@ DEFAULT_WINDOW = 64
 SHARE_S = 3.0           # seconds a point may take on a slow link (all launches together)
 LAUNCH_S = 2.0          # starting one engine launch (mpirun, MPI_Init, the host probe)
 
-_WINDOWED = {"bw", "bibw", "mbw_mr", "loggp"}
 _HPCC_BYTES = 2_000_000
 
 
@@ -82,9 +81,11 @@ def _option(args: Sequence[str], name: str) -> Optional[str]:
 def iteration_s(benchmark: str, size: int, window: int, ranks: int, rate_Bps: float) -> float:
     """Seconds one iteration spends moving bytes over a link of rate_Bps (the slowest hop)."""
     np_ = max(2, ranks)
-    if benchmark in _WINDOWED:
+    spec = BENCHMARKS.get(benchmark)
+    family = spec.family if spec else None
+    if family == "pt2pt" and "--window" in spec.options:  # bw, bibw, mbw_mr, loggp
         nbytes = window * size  # bibw and mbw_mr: each direction and pair has its own link
-    elif benchmark in ("latency", "multi_lat"):
+    elif family == "pt2pt" and spec.metrics == ("latency",):  # latency, multi_lat: ping-pongs
         nbytes = 2 * size
     elif benchmark in ("bcast", "reduce"):
         nbytes = size * math.ceil(math.log2(np_))
@@ -92,7 +93,7 @@ def iteration_s(benchmark: str, size: int, window: int, ranks: int, rate_Bps: fl
         nbytes = 2 * size
     elif benchmark in ("allgather", "alltoall", "reduce_scatter"):
         nbytes = (np_ - 1) * size
-    elif benchmark in ("pingpong_pairs", "ring"):
+    elif family == "hpcc":  # pingpong_pairs, ring
         nbytes = 2 * _HPCC_BYTES
     else:
         nbytes = size

@@ -26,7 +26,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from fabricbench.errors import UsageError
-from fabricbench.suite import Step
+from fabricbench.suite import BENCHMARKS, Step
 
 START_S = 60.0
 BASE_S = 30.0
@@ -41,9 +41,7 @@ DEFAULT_WINDOW = 64
 HPCC_MESSAGE = 2_000_000  # the largest message of HPCC's ring and ping-pong tests
 ENV = "FABRICBENCH_WATCHDOG"
 
-_WINDOWED = {"bw": 1, "bibw": 2, "mbw_mr": 1}
-_PINGPONG = {"latency", "multi_lat"}
-_COLLECTIVES = {"bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter"}
+BANDWIDTH_DIRECTIONS = {"bandwidth": 1, "bibandwidth": 2}  # a windowed benchmark's directions, by its metric
 
 
 def fixed_limit(given: Optional[float]) -> Optional[float]:
@@ -136,10 +134,13 @@ class Watchdog:
             return sweeps * self.ranks * self.window * (size or 0) * 2
         if size is None:
             return iterations * HPCC_MESSAGE * 2 * self.ranks
-        if bench in _WINDOWED:
-            return iterations * self.window * size * _WINDOWED[bench]
-        if bench in _PINGPONG:
+        spec = BENCHMARKS.get(bench)
+        family = spec.family if spec else None
+        directions = [BANDWIDTH_DIRECTIONS[m] for m in (spec.metrics if spec else ()) if m in BANDWIDTH_DIRECTIONS]
+        if family == "pt2pt" and directions:  # bw, bibw, mbw_mr: a window of messages per iteration
+            return iterations * self.window * size * max(directions)
+        if family == "pt2pt" and spec.metrics == ("latency",):  # latency, multi_lat: ping-pongs
             return iterations * 2 * size
-        if bench in _COLLECTIVES:
+        if family == "collective" and spec.sizes:  # sized collectives: each rank's block
             return iterations * size * self.ranks
         return iterations * HPCC_MESSAGE * 2 * self.ranks

@@ -325,30 +325,12 @@ def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[
     return notes
 
 
-BENCHMARK_TITLES = {
+BENCHMARK_TITLES = {  # the collectives' titles are their MPI calls (call_title)
     "latency": "Point-to-point latency (ping-pong, one-way)",
     "multi_lat": "Multi-pair latency",
     "bw": "Unidirectional bandwidth",
     "bibw": "Bidirectional bandwidth",
     "mbw_mr": "Multi-pair bandwidth and message rate",
-    "barrier": "MPI_Barrier",
-    "bcast": "MPI_Bcast",
-    "reduce": "MPI_Reduce",
-    "allreduce": "MPI_Allreduce",
-    "allgather": "MPI_Allgather",
-    "alltoall": "MPI_Alltoall",
-    "reduce_scatter": "MPI_Reduce_scatter",
-    "gather": "MPI_Gather",
-    "scatter": "MPI_Scatter",
-    "gatherv": "MPI_Gatherv",
-    "scatterv": "MPI_Scatterv",
-    "allgatherv": "MPI_Allgatherv",
-    "alltoallv": "MPI_Alltoallv",
-    "iallreduce": "MPI_Iallreduce",
-    "ibcast": "MPI_Ibcast",
-    "ialltoall": "MPI_Ialltoall",
-    "iallgather": "MPI_Iallgather",
-    "ibarrier": "MPI_Ibarrier",
     "put_latency": "MPI_Put latency",
     "get_latency": "MPI_Get latency",
     "acc_latency": "MPI_Accumulate latency",
@@ -361,6 +343,19 @@ BENCHMARK_TITLES = {
     "ring": "HPCC ring",
     "allpairs": "All pairs",
 }
+
+def call_title(benchmark: str) -> str:
+    """A collective's title: its MPI call ("allreduce" -> "MPI_Allreduce", families collective and
+    nbc of the engine's table); any other benchmark's own name."""
+    from fabricbench.native import NativeMissing
+    from fabricbench.suite import BENCHMARKS
+
+    try:
+        spec = BENCHMARKS.get(benchmark)
+    except NativeMissing:
+        spec = None
+    return f"MPI_{benchmark.capitalize()}" if spec is not None and spec.family in ("collective", "nbc") else benchmark
+
 
 METRIC_AXES = {
     "latency": ("Latency", "us"),
@@ -400,7 +395,7 @@ def benchmark_section(
         return None
     unit = series[0].unit
     m_title, m_unit = metric_title(metric, unit)
-    name = title or BENCHMARK_TITLES.get(benchmark, benchmark)
+    name = title or BENCHMARK_TITLES.get(benchmark) or call_title(benchmark)
     if title is None and metric not in ("latency", "time") and len(ctx.metrics(benchmark)) > 1:
         name = f"{name}: {m_title.lower()}"
     section = Section(section_id, name)

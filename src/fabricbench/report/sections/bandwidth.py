@@ -14,9 +14,11 @@ from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
 from fabricbench.report.model import Notice
 from fabricbench.report.plots import RefLine, run_color
+from fabricbench.suite import family
 
 ORDER = 40
-BENCHMARKS = {"bw", "bibw"}
+BANDWIDTH = ("bandwidth", "bibandwidth")
+BENCHMARKS = {name for metric in BANDWIDTH for name in family("pt2pt", metrics=(metric,))}  # bw, bibw (mbw_mr: message rate)
 
 
 def _peak(run, m):
@@ -38,8 +40,8 @@ def build(ctx):
         elif c is not None and r.node_count == 1:
             notes.append(Notice(f"{r.name}: all ranks ran on one host, so traffic did not cross the fabric; % of peak is "
                                 f"against the tagged {c.fabric.name if c.fabric else 'link'} all the same.", "note"))
-    for bench in ("bw", "bibw", "mbw_mr"):
-        metrics = [m for m in ctx.metrics(bench) if m in ("bandwidth", "bibandwidth")]
+    for bench in family("pt2pt", metric=BANDWIDTH):  # bw, bibw, mbw_mr
+        metrics = [m for m in ctx.metrics(bench) if m in BANDWIDTH]
         for metric in metrics:
             series = ctx.series(bench, metric)
             refs, seen = [], set()

@@ -4,10 +4,10 @@ from __future__ import annotations
 from fabricbench.report import blocks
 from fabricbench.report.blocks import band_of, fmt_value
 from fabricbench.analysis.series import headline
+from fabricbench.suite import family
 
 ORDER = 50
-COLLECTIVES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter",
-               "gather", "scatter", "gatherv", "scatterv", "allgatherv", "alltoallv")
+COLLECTIVES = family("collective")  # the engine's table, in its order
 BENCHMARKS = set(COLLECTIVES)
 
 

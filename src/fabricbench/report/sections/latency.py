@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from fabricbench.report import blocks
 from fabricbench.report.model import Section
+from fabricbench.suite import family
 
 ORDER = 30
-BENCHMARKS = {"latency", "multi_lat"}
+LATENCY = family("pt2pt", metrics=("latency",))  # the engine's ping-pongs: latency, multi_lat
+BENCHMARKS = set(LATENCY)
 
 
 def build(ctx):
     subs = []
-    for bench in ("latency", "multi_lat"):
+    for bench in LATENCY:
         for metric in ctx.metrics(bench):
             sub = blocks.benchmark_section(ctx, bench, metric, f"{bench}-{metric}", logy=True, bands="samples")
             if sub is not None:

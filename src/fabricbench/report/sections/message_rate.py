@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from fabricbench.report import blocks
 from fabricbench.report.model import Section
+from fabricbench.suite import family
 
 ORDER = 45
-BENCHMARKS = {"mbw_mr"}
+BENCHMARKS = set(family("pt2pt", metric="message_rate"))  # mbw_mr
 
 
 def build(ctx):
-    sub = blocks.benchmark_section(ctx, "mbw_mr", "message_rate", "mbw_mr-message_rate", logy=True,
+    (bench,) = sorted(BENCHMARKS)
+    sub = blocks.benchmark_section(ctx, bench, "message_rate", f"{bench}-message_rate", logy=True,
                                    title="Multi-pair message rate")
     if sub is None:
         return None
