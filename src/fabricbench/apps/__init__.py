@@ -11,41 +11,30 @@ provides. Running one is ``workflows.app``'s job; a recipe starts no process.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Dict, List
+from typing import List
 
 from fabricbench.apps.base import AppMissing, AppOutputError, AppResult, Figure, Prepared, Recipe
 from fabricbench.errors import UsageError
+from fabricbench.registry import Registry, each
 
 MODULES = ("lammps", "espresso", "openfoam")
 
-_REGISTRY: Dict[str, Recipe] = {}
-
-
-def _load() -> Dict[str, Recipe]:
-    if not _REGISTRY:
-        for module_name in MODULES:
-            module = importlib.import_module(f"fabricbench.apps.{module_name}")
-            for recipe in module.RECIPES:
-                _REGISTRY[recipe.name] = recipe
-    return _REGISTRY
+RECIPES: Registry[Recipe] = Registry(
+    "application", "fabricbench.apps", modules=MODULES, collect=each("RECIPES"),
+    unknown=lambda name, known: UsageError(f"unknown application '{name}'; the catalogue has: {', '.join(known)} "
+                                           "(fabricbench app list)"))
 
 
 def recipe_names() -> List[str]:
-    return list(_load())
+    return RECIPES.names()
 
 
 def all_recipes() -> List[Recipe]:
-    return list(_load().values())
+    return RECIPES.items()
 
 
 def get_recipe(name: str) -> Recipe:
-    registry = _load()
-    try:
-        return registry[name]
-    except KeyError:
-        raise UsageError(f"unknown application '{name}'; the catalogue has: {', '.join(registry)} "
-                         "(fabricbench app list)") from None
+    return RECIPES.get(name)
 
 
 def parse_app_list(text: str) -> List[Recipe]:

@@ -23,7 +23,6 @@ perftest's programs (``ib_write_bw``), ``nccl.<collective>``, ``iperf3``, ``allp
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
@@ -37,6 +36,7 @@ from fabricbench.importers.base import (
     Source,
     TruncatedError,
 )
+from fabricbench.registry import Registry, one
 
 MODULES = ("osu", "imb", "hpcc", "perftest", "mpigraph", "nccl", "iperf3", "netpipe", "mpip", "scaling_csv",
            "engine")
@@ -51,29 +51,19 @@ class Importer:
     parse: Callable[[Source, bool], ParsedRun]  # (source, allow_truncated)
 
 
-_REGISTRY: Dict[str, Importer] = {}
+IMPORTERS: Registry[Importer] = Registry("import format", "fabricbench.importers", modules=MODULES, collect=one("FORMAT"))
 
 
 def _load() -> Dict[str, Importer]:
-    if not _REGISTRY:
-        for name in MODULES:
-            module = importlib.import_module(f"fabricbench.importers.{name}")
-            _REGISTRY[module.FORMAT.name] = module.FORMAT
-    return _REGISTRY
+    return IMPORTERS.load()
 
 
 def format_names() -> List[str]:
-    return list(_load())
+    return IMPORTERS.names()
 
 
 def get_importer(name: str) -> Importer:
-    registry = _load()
-    try:
-        return registry[name]
-    except KeyError:
-        from fabricbench.errors import UsageError
-
-        raise UsageError(f"unknown import format '{name}'; choose one of: {', '.join(registry)}") from None
+    return IMPORTERS.get(name)
 
 
 def detect_format(source: Source) -> str:

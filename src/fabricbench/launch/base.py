@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Type
 
 from fabricbench.errors import FabricbenchError
+from fabricbench.registry import Registry
 
 
 class LaunchError(FabricbenchError):
@@ -51,34 +52,22 @@ class Launcher:
         return False
 
 
-_REGISTRY: Dict[str, Type[Launcher]] = {}
+def _absent(name: str, exc: Exception) -> List[Type[Launcher]]:
+    """A launcher module that is not there registers nothing; any other import error is raised."""
+    if isinstance(exc, ModuleNotFoundError) and exc.name == f"fabricbench.launch.{name}":
+        return []
+    raise exc
 
 
-def register(cls: Type[Launcher]) -> Type[Launcher]:
-    _REGISTRY[cls.name] = cls
-    return cls
+LAUNCHERS: Registry[Type[Launcher]] = Registry(
+    "launcher", "fabricbench.launch", modules=("mpirun", "srun", "lab"), broken=_absent,
+    unknown=lambda name, known: LaunchError(f"unknown launcher '{name}'; choose one of: {', '.join(sorted(known))}"))
+register = LAUNCHERS.add  # the class decorator each launcher module uses
 
 
 def launcher_names() -> List[str]:
-    _load_builtin()
-    return sorted(_REGISTRY)
+    return sorted(LAUNCHERS.names())
 
 
 def get_launcher(name: str, layout: Layout) -> Launcher:
-    _load_builtin()
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
-        raise LaunchError(f"unknown launcher '{name}'; choose one of: {', '.join(sorted(_REGISTRY))}") from None
-    return cls(layout)
-
-
-def _load_builtin() -> None:
-    import importlib
-
-    for module in ("mpirun", "srun", "lab"):
-        try:
-            importlib.import_module(f"fabricbench.launch.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"fabricbench.launch.{module}":
-                raise
+    return LAUNCHERS.get(name)(layout)

@@ -37,13 +37,12 @@ collectives, 60 HPCC network,
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import traceback
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Callable, List, Optional, Set
 
+from fabricbench.registry import Registry
 from fabricbench.report.model import Notice, Section
 
 
@@ -64,22 +63,24 @@ class SectionModule:
 _CACHE: Optional[List[SectionModule]] = None
 
 
+def _section(name: str, module: ModuleType) -> List[SectionModule]:
+    if not (hasattr(module, "build") or hasattr(module, "build_all")):
+        return []
+    return [SectionModule(name, float(getattr(module, "ORDER", 50)), set(getattr(module, "BENCHMARKS", ())), module)]
+
+
+# Every module of this package whose name does not start with "_"; one that fails to import (one
+# broken module must not break every report) stands as a section whose build raises its error.
+SECTIONS: Registry[SectionModule] = Registry(
+    "report section", __name__, collect=lambda module: _section(module.__name__.rpartition(".")[2], module),
+    broken=lambda name, exc: _section(name, _broken(name, exc)))
+
+
 def discover() -> List[SectionModule]:
     """Every section module of this package, sorted by ORDER (then name)."""
     global _CACHE
     if _CACHE is None:
-        found = []
-        for info in pkgutil.iter_modules(__path__):
-            if info.name.startswith("_"):
-                continue
-            try:
-                module = importlib.import_module(f"{__name__}.{info.name}")
-            except Exception as exc:  # noqa: BLE001 - one broken module must not break every report
-                module = _broken(info.name, exc)
-            if not (hasattr(module, "build") or hasattr(module, "build_all")):
-                continue
-            found.append(SectionModule(info.name, float(getattr(module, "ORDER", 50)), set(getattr(module, "BENCHMARKS", ())), module))
-        _CACHE = sorted(found, key=lambda m: (m.order, m.name))
+        _CACHE = sorted(SECTIONS.items(), key=lambda m: (m.order, m.name))
     return list(_CACHE)
 
 
