@@ -62,3 +62,43 @@ def test_report_sections_never_fit():
 def test_launch_and_native_do_not_import_each_other_in_a_circle():
     native = [m for _, m, _ in _imports(SRC / "native.py")]
     assert not [m for m in native if m.startswith("fabricbench.launch")], native
+
+
+def test_report_sections_take_their_benchmarks_from_the_engines_table():
+    from fabricbench.report.sections import discover
+    from fabricbench.suite import BENCHMARKS, family
+
+    claimed = {m.name: m.benchmarks for m in discover()}
+    assert claimed["collectives"] == {n for n, s in BENCHMARKS.items() if s.family == "collective"}
+    assert claimed["hpcc_network"] == set(family("hpcc")) and claimed["message_rate"] == {"mbw_mr"}
+    assert claimed["latency"] == {"latency", "multi_lat"} and claimed["bandwidth"] == {"bw", "bibw"}
+    assert family("pt2pt", metric=("bandwidth", "bibandwidth")) == ("bw", "bibw", "mbw_mr")
+
+
+def test_one_registry_for_launchers_importers_apps_and_sections():
+    import pytest
+
+    from fabricbench.apps import RECIPES
+    from fabricbench.errors import UsageError
+    from fabricbench.importers import IMPORTERS
+    from fabricbench.launch.base import LAUNCHERS, LaunchError
+    from fabricbench.registry import Registry
+    from fabricbench.report.sections import SECTIONS
+
+    assert all(isinstance(r, Registry) for r in (RECIPES, IMPORTERS, LAUNCHERS, SECTIONS))
+    assert {"mpirun", "srun", "lab"} <= set(LAUNCHERS.names()) and "osu" in IMPORTERS.names()
+    assert "lammps-lj" in RECIPES.names() and "bandwidth" in SECTIONS.names()
+    with pytest.raises(LaunchError, match="unknown launcher 'nope'; choose one of: lab, mpirun, srun"):
+        LAUNCHERS.get("nope")
+    with pytest.raises(UsageError, match="unknown import format 'nope'; choose one of: osu, "):
+        IMPORTERS.get("nope")
+
+
+def test_launch_turns_a_timeout_into_the_projects_own_error():
+    import pytest
+
+    from fabricbench.launch.procs import PROCESS_ERRORS, ProcessTimeout, run_short
+
+    with pytest.raises(ProcessTimeout) as caught:
+        run_short(["sleep", "5"], timeout=0.1)
+    assert isinstance(caught.value, PROCESS_ERRORS) and caught.value.timeout == 0.1
