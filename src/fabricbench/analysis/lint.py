@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from fabricbench.analysis import stats
 from fabricbench.analysis.comparability import busy_host
 from fabricbench.analysis.direction import lower_is_better
-from fabricbench.analysis.matching import COLLECTIVES, HPCC, MULTI_PAIR, definition, run_ranks, size_label
+from fabricbench.analysis.matching import definition, family, run_ranks, size_label
 
 RULES = {
     "base-case": (1, "base case and absolute values stated"),
@@ -188,7 +188,7 @@ def check_rates(rd: Any) -> List[Finding]:
 
 
 def _needs_ranks(rd: Any) -> List[str]:
-    return [_what(m) for m in rd.measurements if definition(m.benchmark, m.metric) in (COLLECTIVES | MULTI_PAIR | HPCC)
+    return [_what(m) for m in rd.measurements if family(definition(m.benchmark, m.metric)) in ("collective", "multi-pair", "hpcc")
             and not isinstance(m.params.get("ranks"), int) and not isinstance(m.params.get("pairs"), int)]
 
 

@@ -25,19 +25,13 @@ short paragraph.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-SINGLE_PAIR = frozenset({"latency", "bw", "bibw"})
-MULTI_PAIR = frozenset({"mbw_mr", "multi_lat"})
-_COLLECTIVE_NAMES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter",
-                     "reduce_scatter_block", "gather", "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv")
-COLLECTIVES = frozenset(_COLLECTIVE_NAMES) | frozenset("i" + n for n in _COLLECTIVE_NAMES)
-HPCC = frozenset({"pingpong_pairs", "ring"})
-# OSU's one-sided benchmarks (the engine's names are OSU's): rank 0 on rank 1's window.
-ONE_SIDED = frozenset({"put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw",
-                       "get_bw", "put_bibw"})
-ONE_SIDED_WINDOWED = frozenset({"put_bw", "get_bw", "put_bibw"})
+# Other tools' collectives the engine has no benchmark of (IMB's Reduce_scatter_block), matched
+# as collectives with the engine's own (families collective and nbc of its table).
+OTHER_COLLECTIVES = frozenset({"reduce_scatter_block", "ireduce_scatter_block"})
 # OSU's defaults when a file does not say (OMB 5.x and later): MPI_Win_allocate; flush, but pscw for put_bibw.
 ONE_SIDED_DEFAULTS = {"win": "allocate", "sync": "flush"}
 
@@ -87,18 +81,41 @@ def definition(benchmark: str, metric: str) -> str:
     return DEFINITIONS.get((benchmark, metric), benchmark)
 
 
+@functools.lru_cache(maxsize=1)
+def _families() -> Dict[str, str]:
+    """engine benchmark -> its matching family, from the engine's table: a single pair (pt2pt,
+    unpaired, one figure: latency, bw, bibw), a multi-pair test (pairing halves: mbw_mr,
+    multi_lat), a collective (families collective and nbc, and each collective's non-blocking
+    name), an HPCC test, a one-sided test (OSU's names: rank 0 on rank 1's window)."""
+    from fabricbench.suite import BENCHMARKS
+
+    out: Dict[str, str] = {n: "collective" for n in OTHER_COLLECTIVES}
+    for name, spec in BENCHMARKS.items():
+        if spec.family == "pt2pt" and spec.pairing == "halves":
+            out[name] = "multi-pair"
+        elif spec.family == "pt2pt" and spec.pairing == "none" and len(spec.metrics) == 1:
+            out[name] = "single-pair"
+        elif spec.family == "collective":  # and its non-blocking name, as other tools call it
+            out[name] = out["i" + name] = "collective"
+        elif spec.family == "nbc":
+            out[name] = "collective"
+        elif spec.family == "hpcc":
+            out[name] = "hpcc"
+        elif spec.family == "onesided":
+            out[name] = "one-sided"
+    return out
+
+
+def one_sided_windowed(defn: str) -> bool:
+    """A one-sided test that sends a window of operations (put_bw, get_bw, put_bibw)."""
+    from fabricbench.suite import BENCHMARKS
+
+    spec = BENCHMARKS.get(defn)
+    return spec is not None and spec.family == "onesided" and "--window" in spec.options
+
+
 def family(defn: str) -> str:
-    if defn in SINGLE_PAIR:
-        return "single-pair"
-    if defn in MULTI_PAIR:
-        return "multi-pair"
-    if defn in COLLECTIVES:
-        return "collective"
-    if defn in HPCC:
-        return "hpcc"
-    if defn in ONE_SIDED:
-        return "one-sided"
-    return "other"
+    return _families().get(defn, "other")
 
 
 def _positive_int(v: Any) -> Optional[int]:
@@ -167,7 +184,7 @@ def point_key(m: Any, run: Any = None) -> PointKey:
     elif fam == "one-sided":  # a single pair like latency: the window and synchronisation are what matter
         strict["win"] = params.get("win", ONE_SIDED_DEFAULTS["win"])
         strict["sync"] = params.get("sync", "pscw" if defn == "put_bibw" else ONE_SIDED_DEFAULTS["sync"])
-        if defn in ONE_SIDED_WINDOWED:
+        if one_sided_windowed(defn):
             strict["window"] = params.get("window", DEFAULT_WINDOW)
     elif fam in ("collective", "hpcc"):
         strict["ranks"] = ranks if ranks else UNKNOWN
