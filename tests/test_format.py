@@ -1,11 +1,11 @@
-"""The one number formatter (report.format): the rules every output shares."""
+"""The one number formatter (fabricbench.numbers): the rules every output shares."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 
 
 @pytest.mark.parametrize("value, text", [

@@ -52,7 +52,7 @@ from fabricbench.analysis.direction import change_words, describe, describe_rati
 from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
                                              same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
@@ -281,7 +281,7 @@ class SeriesComparison:
         }
 
 
-_fmt = number  # the one number formatter (report.format)
+_fmt = number  # the one number formatter (fabricbench.numbers)
 
 
 def _percent(x: float) -> str:

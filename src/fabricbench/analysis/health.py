@@ -52,7 +52,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from fabricbench.analysis.verdict import Verdict
-from fabricbench.report.format import number, percent
+from fabricbench.numbers import number, percent
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
@@ -217,7 +217,7 @@ def row_col_medians(m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 # ---- one metric -----------------------------------------------------------------------------
 
-_fmt = number  # the one number formatter (report.format)
+_fmt = number  # the one number formatter (fabricbench.numbers)
 
 
 def _pct(r: float) -> str:

@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Sequence
 
 from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells, share_bases
-from fabricbench.report import format as fmt
-from fabricbench.report.format import fixed, number, percent
+from fabricbench import numbers as fmt
+from fabricbench.numbers import fixed, number, percent
 
 MOSTLY = 0.5  # a size is "mostly" used when it holds at least half of the call's time
 

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from fabricbench.report.format import binary_size
+from fabricbench.numbers import binary_size
 
 FORMAT = "fabricbench-mpi-profile"
 SUPPORTED_VERSION = 1
@@ -32,7 +32,7 @@ def bin_range(b: int) -> Tuple[int, int]:
     return (1 << (b - 1), (1 << b) - 1)
 
 
-format_bytes = binary_size  # 16384 -> '16 KiB' (report.format)
+format_bytes = binary_size  # 16384 -> '16 KiB' (fabricbench.numbers)
 
 
 def load_profile(path: PathLike) -> Dict[str, Any]:

@@ -42,7 +42,7 @@ import numpy as np
 
 from fabricbench.analysis.profile import _pct, size_label
 from fabricbench.analysis.profile_data import bin_range, format_bytes, rank_threads
-from fabricbench.report.format import fixed, number
+from fabricbench.numbers import fixed, number
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
 MAX_PHASES = 16      # phases shown at most

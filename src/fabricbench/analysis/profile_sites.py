@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Tuple
 
 from fabricbench.analysis.profile import size_label
 from fabricbench.analysis.profile_data import format_bytes, share_bases
-from fabricbench.report import format as fmt
-from fabricbench.report.format import number, percent
+from fabricbench import numbers as fmt
+from fabricbench.numbers import number, percent
 
 SITE_HEADERS = ("site", "call", "where", "calls", "time (s)", "% MPI", "% wall", "bytes", "mean size", "ranks", "COV")
 

@@ -33,7 +33,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from fabricbench.analysis.stats import t_critical_975, welch
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.models.scaling import MIN_SCALES, ModelError, ScalingModel, fit_scaling_model
-from fabricbench.report.format import exact
+from fabricbench.numbers import exact
 
 BENCHMARK = "scale"
 DEFAULT_THRESHOLD = 0.7
@@ -567,4 +567,4 @@ def analyse(
     return StudyAnalysis(threshold, analysed, comparisons)
 
 
-_num = exact  # scales as written: 16, 0.5 (report.format)
+_num = exact  # scales as written: 16, 0.5 (fabricbench.numbers)

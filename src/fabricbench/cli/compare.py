@@ -111,7 +111,7 @@ def series_table(s, wide: bool = False) -> Table:
 
 
 def _change(c: Optional[float]) -> str:
-    from fabricbench.report.format import percent
+    from fabricbench.numbers import percent
 
     return "-" if c is None else percent(100.0 * c, signed=True)
 

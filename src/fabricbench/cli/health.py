@@ -15,7 +15,7 @@ from rich.table import Table
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 from fabricbench.workflows.session import RunInterrupted
 
 NODE_TABLE_MAX = 64  # larger checks list the flagged and the slowest nodes only

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from fabricbench import suite
 from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, safe_markup, tag_option
 from fabricbench.cli.progress import progress as make_progress
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 from fabricbench.errors import UsageError
 from fabricbench.launch import Layout, get_launcher, launcher_names
 from fabricbench.workflows.engine import Observer, measure

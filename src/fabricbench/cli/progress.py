@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from fabricbench.cli.output import err_console
-from fabricbench.report.format import duration
+from fabricbench.numbers import duration
 
 LINE_EVERY = 15.0  # seconds between two progress lines on a non-terminal
 

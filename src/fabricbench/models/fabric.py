@@ -197,7 +197,7 @@ def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
 
 def format_fabric_model(m: FabricModel) -> List[str]:
     """A fabric model as lines: point-to-point regimes, LogGP, collectives, with fit errors."""
-    from fabricbench.report.format import binary_size, number, percent
+    from fabricbench.numbers import binary_size, number, percent
 
     def fit_text(h: HockneyModel) -> str:
         if h.fit is None:

@@ -335,7 +335,7 @@ def _messaging(groups, model: FabricModel) -> Optional[Dict[int, Tuple[float, fl
 
 
 def _floor_assumption(p: Prediction, b: FabricModel) -> str:
-    from fabricbench.report.format import number
+    from fabricbench.numbers import number
 
     f = p.cpu_floor
     m = f"ranks shared cores on A: {sharing_sentence(f)}"
@@ -584,7 +584,7 @@ def _replicate_line(p: Prediction) -> List[str]:
     """With several profiles: what they took on A and the median of their predictions on B."""
     from statistics import median
 
-    from fabricbench.report.format import number
+    from fabricbench.numbers import number
 
     b = p.band or {}
     if b.get("profiles", 1) < 2:
@@ -596,7 +596,7 @@ def _replicate_line(p: Prediction) -> List[str]:
 
 def format_check(c: Dict[str, Any]) -> List[str]:
     """A check of a prediction against a measured run, as lines."""
-    from fabricbench.report.format import number, signed
+    from fabricbench.numbers import number, signed
 
     where = "inside" if c["in_band"] else "outside"
     lines = [f"checked against run {c['run']}" + (f" ({c['label']})" if c["label"] else "") +
@@ -609,7 +609,7 @@ def format_check(c: Dict[str, Any]) -> List[str]:
 
 def format_prediction(p: Prediction, top: int = 5) -> List[str]:
     """The prediction as lines: headline, band, the calls behind the change, assumptions."""
-    from fabricbench.report.format import binary_size, number, ratio, signed
+    from fabricbench.numbers import binary_size, number, ratio, signed
 
     faster = p.predicted_s < p.measured_s
     word = "faster" if faster else "slower"

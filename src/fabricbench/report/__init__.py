@@ -8,7 +8,7 @@
 A report is a list of sections; each section is a small module in ``report/sections/``
 found automatically (see ``fabricbench.report.sections`` for how to add one). Plots live in
 ``report/plots/``, reusable tables and figures in ``report/blocks.py``, templates in
-``report/templates/``, every number's text in ``report/format.py``, CSV/JSON export in
+``report/templates/``, every number's text in ``fabricbench/numbers.py``, CSV/JSON export in
 ``report/export.py``. Output files are written whole or not at all into folders that exist
 (``report/files.py``).
 """
@@ -101,7 +101,7 @@ __all__ = [
 
 def __getattr__(name: str):
     """render_html and render_markdown, imported on first use: Jinja2 is for writing reports,
-    not for every module that formats a number (report.format lives in this package)."""
+    not for every module that formats a number (the formatter, fabricbench.numbers, lives below it)."""
     if name in ("render_html", "render_markdown"):
         from fabricbench.report import render
 

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from xml.etree import ElementTree as ET
 
-from fabricbench.report.format import machine
+from fabricbench.numbers import machine
 
 UNIT_WORDS = {"us": "microseconds", "ms": "milliseconds", "s": "seconds", "ns": "nanoseconds",
               "MB/s": "megabytes_per_second", "msg/s": "messages_per_second", "%": "percent",

@@ -28,7 +28,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
-from fabricbench.report.format import axis_value, distinct_labels, number, size_tick
+from fabricbench.numbers import axis_value, distinct_labels, number, size_tick
 from fabricbench.text import has_control, printable
 
 _PALETTE = (

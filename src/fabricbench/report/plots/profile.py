@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
-from fabricbench.report.format import distinct_labels
+from fabricbench.numbers import distinct_labels
 from fabricbench.report.plots import colorbar_ticks
 
 LOG_FROM = 100.0  # a colour scale spans this ratio of largest to smallest cell before it turns logarithmic

@@ -17,7 +17,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from fabricbench.report.format import axis_value, exact, ratio
+from fabricbench.numbers import axis_value, exact, ratio
 from fabricbench.report.plots import grouped_bars, run_color, safe_label, save_figure, value_axis
 
 _RC = {

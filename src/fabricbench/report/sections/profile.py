@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 from fabricbench.analysis.profile import call_rows, summarize
 from fabricbench.analysis.profile_phases import phase_rows, phases
 from fabricbench.analysis.profile_sites import callsites, site_note, site_rows
-from fabricbench.report.format import fixed, number, percent
+from fabricbench.numbers import fixed, number, percent
 from fabricbench.report.plots import profile as profile_plots
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 from fabricbench.report.plots import save_figure

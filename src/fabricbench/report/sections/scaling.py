@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Sequence
 from fabricbench.analysis import scaling as sc
 from fabricbench.analysis.direction import direction_word
 from fabricbench.models.scaling import format_model
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
 
 ORDER = 70
