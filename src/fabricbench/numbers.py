@@ -15,6 +15,23 @@ not "-1885529.3%"), ``ratio`` two decimals and an x, ``size`` bytes grouped, ``b
 KiB/MiB, ``size_tick`` 64K on plot axes, ``exact`` a catalogue constant with every digit
 (14.0625), ``machine`` a CSV cell (full precision, no grouping), ``duration`` 1m05s.
 Missing values (None, NaN) are "-" everywhere but CSV, where they are empty.
+
+Named styles for the other places a number is written (``STYLES`` is the table; ``render(style,
+v)`` looks one up), so that no module outside this one writes a format spec:
+
+    short         Python's general form, N significant digits (default 6)  0.5  16  2.5e-07
+    fixed         a fixed number of decimals                               0.38  12.500000
+    grouped       grouped, a fixed number of decimals (default 0)          12,500
+    share         a fraction as a percentage (default whole)               0.9 -> 90%
+    fraction_pct  a fraction as a percentage for a sentence                0.029 -> 2.9%, 0.12 -> 12%
+    factor        a ratio B/A or a "times": 3 significant digits, whole from 100, 2 below 0.01
+    difference    a signed difference B - A: +1,204  +0.13  -0.0042
+    interval      a ratio's confidence interval: 0.91-1.12, "0" and ">999" at the ends
+    seconds       a timeout or an elapsed time in whole seconds                30
+    padded        an index with leading zeros                                  07
+    gib           a memory size in GiB: 12 GiB, 1.5 GiB
+    size styles   bytes 1,048,576 | binary 16 KiB | exact_binary 4 MiB, 1000 B (binary units only
+                  when exact) | sentence 0-byte, 16 KiB | tick 64K
 """
 from __future__ import annotations
 
@@ -229,3 +246,125 @@ def _sig(v: float, digits: int) -> str:
         return _exp(v, digits)
     decimals = max(0, digits - 1 - math.floor(math.log10(a)))
     return f"{v:,.{decimals}f}"
+
+
+# -- named styles ------------------------------------------------------------------------------
+
+def short(v: Any, digits: int = 6) -> str:
+    """Python's general form with `digits` significant digits: 16, 0.5, 1.5e+07 (a scale, a
+    threshold, a command-line value)."""
+    f = _finite(v)
+    return MISSING if f is None else format(f, f".{digits}g")
+
+
+def grouped(v: Any, decimals: int = 0) -> str:
+    """Grouped with a fixed number of decimals: '12,500', '1,250.5' (a catalogue rate in a sentence)."""
+    f = _finite(v)
+    return MISSING if f is None else format(f, f",.{decimals}f")
+
+
+def share(v: Any, decimals: int = 0) -> str:
+    """A fraction as a percentage: 0.9 -> '90%' (a share of a ceiling, a threshold)."""
+    f = _finite(v)
+    return MISSING if f is None else format(f, f".{decimals}%")
+
+
+def fraction_pct(x: Any) -> str:
+    """A fraction as a percentage for a sentence: 0.029 -> '2.9%', 0.12 -> '12%', 2.2 -> '220%'."""
+    f = _finite(x)
+    if f is None:
+        return MISSING
+    v = f * 100
+    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
+
+
+def factor(x: Any) -> str:
+    """A ratio or 'times' in words: 3 significant digits ('1.23', '0.456'), whole and grouped from
+    100 ('1,234'), 2 significant digits below 0.01 ('0.0042')."""
+    f = _finite(x)
+    if f is None:
+        return MISSING
+    if abs(f) >= 100:
+        return f"{f:,.0f}"
+    return f"{f:.2g}" if abs(f) < 0.01 else f"{f:.3g}"
+
+
+def difference(d: Any) -> str:
+    """A signed difference B - A: '+1,204', '+0.13', '-0.0042'."""
+    f = _finite(d)
+    if f is None:
+        return MISSING
+    if abs(f) >= 100:
+        return f"{f:+,.0f}"
+    return f"{f:+.2f}" if abs(f) >= 1 else f"{f:+.3g}"
+
+
+def interval(ci: Any) -> str:
+    """A ratio's confidence interval, readable when very wide: '0.91-1.12', '0-3.4', '0.5->999';
+    empty when there is none."""
+    if ci is None:
+        return ""
+    lo = "0" if ci[0] < 0.0001 else factor(ci[0])
+    hi = ">999" if ci[1] > 999 else factor(ci[1])
+    return f"{lo}-{hi}"
+
+
+def seconds(v: Any) -> str:
+    """A timeout or time waited, whole seconds: '30' (the caller writes the unit)."""
+    return fixed(v, 0)
+
+
+def padded(n: int, width: int = 2) -> str:
+    """An index with leading zeros: 7 -> '07'."""
+    return str(int(n)).zfill(width)
+
+
+def gib(n: Any) -> Optional[str]:
+    """A memory size: '12 GiB', '1.5 GiB'; None when unknown or not positive."""
+    if not isinstance(n, (int, float)) or isinstance(n, bool) or n <= 0:
+        return None
+    g = n / 2**30
+    return f"{g:.0f} GiB" if g >= 10 else f"{g:.1f} GiB"
+
+
+def exact_binary_size(n: Optional[int]) -> str:
+    """4194304 -> '4 MiB', 65536 -> '64 KiB', 1000 -> '1000 B' (binary units only when exact)."""
+    if n is None:
+        return MISSING
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def sentence_size(n: float) -> str:
+    """A message size in a sentence: '0-byte', '8 B', '16 KiB'."""
+    return "0-byte" if n <= 0 else binary_size(n)
+
+
+SIZE_STYLES = {
+    "bytes": size,
+    "binary": binary_size,
+    "exact_binary": exact_binary_size,
+    "sentence": sentence_size,
+    "tick": size_tick,
+}
+
+# The table of formats: every style a number is written in, by name.
+STYLES = {
+    "number": number, "signed": signed, "percent": percent, "improvement": improvement_pct,
+    "ratio": ratio, "fixed": fixed, "count": count, "exact": exact, "machine": machine,
+    "duration": duration, "axis": axis_value, "short": short, "grouped": grouped, "share": share,
+    "fraction_pct": fraction_pct, "factor": factor, "difference": difference, "interval": interval,
+    "seconds": seconds, "padded": padded, "gib": gib,
+    **{f"size:{k}": v for k, v in SIZE_STYLES.items()},
+}
+
+
+def render(style: str, v: Any, *args: Any, **kwargs: Any) -> Any:
+    """`v` written in the named style of ``STYLES``: render('share', 0.9) -> '90%'."""
+    try:
+        fn = STYLES[style]
+    except KeyError:
+        raise ValueError(f"unknown number style '{style}' (known: {', '.join(sorted(STYLES))})") from None
+    return fn(v, *args, **kwargs)

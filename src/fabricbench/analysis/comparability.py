@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
+from fabricbench import numbers
 from fabricbench.analysis.peaks import choose_fabric, pcie_link
 
 MISSING = None
@@ -94,11 +95,7 @@ def _summarise(values: Iterable[Any]) -> Optional[str]:
     return ", ".join(seen) if seen else None
 
 
-def human_bytes(n: Any) -> Optional[str]:
-    if not isinstance(n, (int, float)) or n <= 0:
-        return None
-    gib = n / 2**30
-    return f"{gib:.0f} GiB" if gib >= 10 else f"{gib:.1f} GiB"
+human_bytes = numbers.gib  # memory per node: '12 GiB', '1.5 GiB'; None when unknown
 
 
 def _host_list(run: Any, hosts: Sequence[Any]) -> List[str]:

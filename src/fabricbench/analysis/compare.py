@@ -52,7 +52,7 @@ from fabricbench.analysis.direction import change_words, describe, describe_rati
 from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
                                              same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
-from fabricbench.numbers import number
+from fabricbench.numbers import factor, fraction_pct, number
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
@@ -105,15 +105,15 @@ class PointComparison:
     def text(self, b_name: str = "B") -> str:
         """The verdict as a table shows it: 'B is 17% worse', 'no significant difference', ..."""
         if self.flagged:
-            return describe_ratio(self.ratio, self.metric, b_name)
+            return describefactor(self.ratio, self.metric, b_name)
         if self.verdict == "below threshold":
             return f"{describe(self.improvement, b_name)}: below the threshold"
         if self.verdict == "isolated":
-            return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
+            return f"{describefactor(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
         if self.verdict == "host changed":
-            return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
+            return f"{describefactor(self.ratio, self.metric, b_name)}, no more than the host itself changed"
         if self.verdict == HOST_BUSY:
-            return f"{HOST_BUSY_TEXT} ({describe_ratio(self.ratio, self.metric, b_name)}; {self.reason})"
+            return f"{HOST_BUSY_TEXT} ({describefactor(self.ratio, self.metric, b_name)}; {self.reason})"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -204,9 +204,9 @@ class SeriesComparison:
             pts = self.flagged(verdict)
             if pts:
                 gm = self.geometric_mean(verdict)
-                head = describe_ratio(gm[0], self.metric, b_name)
+                head = describefactor(gm[0], self.metric, b_name)
                 parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
-                             f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
+                             f"{factor(gm[0])}, 95% CI {factor(gm[1])}-{factor(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
         host = sum(1 for p in judged if p.verdict == "host changed")
         busy = sum(1 for p in judged if p.verdict == HOST_BUSY)
@@ -241,7 +241,7 @@ class SeriesComparison:
         where = {"history": f"from {self.history_runs} earlier runs of the same configuration",
                  "replicates": "between the replicate runs", "launches": "between launches only",
                  "curve": "along the curve"}[self.noise_from]
-        return f"run-to-run noise about {_percent(self.run_noise)} ({where})"
+        return f"run-to-run noise about {fraction_pct(self.run_noise)} ({where})"
 
     def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
         d = self._diffs(pts)
@@ -282,16 +282,6 @@ class SeriesComparison:
 
 
 _fmt = number  # the one number formatter (fabricbench.numbers)
-
-
-def _percent(x: float) -> str:
-    """0.029 -> '2.9%', 0.12 -> '12%', 2.2 -> '220%'."""
-    v = x * 100
-    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
-
-
-def _ratio(x: float) -> str:
-    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
 
 
 # -- one point --------------------------------------------------------------------------
@@ -958,5 +948,5 @@ def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:
     """'bw 4M: B is 52% worse (B/A 0.48)' - how check names a point."""
     where = f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
-    ratio = f" (B/A {_ratio(p.ratio)})" if p.ratio is not None else ""
+    ratio = f" (B/A {factor(p.ratio)})" if p.ratio is not None else ""
     return f"{where}: {p.text()}{ratio}"

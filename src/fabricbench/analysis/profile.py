@@ -39,9 +39,7 @@ def _spread(values: List[float]) -> Dict[str, Any]:
     }
 
 
-def size_label(nbytes: float) -> str:
-    """Message size for a sentence: '0-byte', '8 B', '16 KiB'."""
-    return "0-byte" if nbytes <= 0 else format_bytes(nbytes)
+size_label = fmt.sentence_size  # message size for a sentence: '0-byte', '8 B', '16 KiB' 
 
 
 def _pct(x: float) -> str:

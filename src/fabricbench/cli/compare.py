@@ -10,6 +10,7 @@ from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
 from fabricbench.errors import UsageError
+from fabricbench import numbers
 
 
 def verdict_options(f):
@@ -42,12 +43,6 @@ def _num(v: Optional[float]) -> str:
     return fmt_value(v)
 
 
-def _ratio(r: Optional[float]) -> str:
-    if r is None:
-        return "-"
-    if r >= 1000:
-        return f"{r:,.0f}"
-    return f"{r:.2g}" if r < 0.01 else f"{r:.3g}"
 
 
 def print_comparability(comp) -> None:
@@ -74,23 +69,6 @@ _STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed
           "not judged": "yellow"}
 
 
-def _ci(ci) -> str:
-    """A ratio's CI, readable when it is very wide (too few or too spread samples)."""
-    if ci is None:
-        return ""
-    lo = "0" if ci[0] < 0.0001 else _ratio(ci[0])
-    hi = ">999" if ci[1] > 999 else _ratio(ci[1])
-    return f"{lo}-{hi}"
-
-
-def _diff(d: Optional[float]) -> str:
-    if d is None:
-        return "-"
-    if abs(d) >= 100:
-        return f"{d:+,.0f}"
-    return f"{d:+.2f}" if abs(d) >= 1 else f"{d:+.3g}"
-
-
 def series_table(s, wide: bool = False) -> Table:
     """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
     from fabricbench.analysis.direction import direction_word
@@ -105,7 +83,7 @@ def series_table(s, wide: bool = False) -> Table:
     t.add_column("Verdict", overflow="fold")
     for p in s.points:
         row = ([f"{p.size:,}" if isinstance(p.size, int) else ""] if has_size else [])
-        row += [_num(p.a), _num(p.b)] + ([_diff(p.diff)] if wide else []) + [_ratio(p.ratio), _ci(p.ratio_ci)]
+        row += [_num(p.a), _num(p.b)] + ([numbers.difference(p.diff)] if wide else []) + [numbers.factor(p.ratio), numbers.interval(p.ratio_ci)]
         t.add_row(*[Text(c) for c in row], Text(p.short(), style=_STYLE.get(p.verdict, "")))
     return t
 
