@@ -19,6 +19,7 @@ Missing values (None, NaN) are "-" everywhere but CSV, where they are empty.
 Named styles for the other places a number is written (``STYLES`` is the table; ``render(style,
 v)`` looks one up), so that no module outside this one writes a format spec:
 
+    scientific    exponent form, N significant digits                      1.235e+07
     short         Python's general form, N significant digits (default 6)  0.5  16  2.5e-07
     fixed         a fixed number of decimals                               0.38  12.500000
     grouped       grouped, a fixed number of decimals (default 0)          12,500
@@ -253,8 +254,15 @@ def _sig(v: float, digits: int) -> str:
 def short(v: Any, digits: int = 6) -> str:
     """Python's general form with `digits` significant digits: 16, 0.5, 1.5e+07 (a scale, a
     threshold, a command-line value)."""
+    if v is None or isinstance(v, bool):
+        return MISSING
+    return format(float(v), f".{digits}g")  # inf and nan as Python writes them, as before
+
+
+def scientific(v: Any, digits: int = 4) -> str:
+    """Exponent form with `digits` significant digits: 1.235e+07 (a model coefficient far from 1)."""
     f = _finite(v)
-    return MISSING if f is None else format(f, f".{digits}g")
+    return MISSING if f is None else format(f, f".{digits - 1}e")
 
 
 def grouped(v: Any, decimals: int = 0) -> str:
@@ -356,7 +364,7 @@ STYLES = {
     "ratio": ratio, "fixed": fixed, "count": count, "exact": exact, "machine": machine,
     "duration": duration, "axis": axis_value, "short": short, "grouped": grouped, "share": share,
     "fraction_pct": fraction_pct, "factor": factor, "difference": difference, "interval": interval,
-    "seconds": seconds, "padded": padded, "gib": gib,
+    "scientific": scientific, "seconds": seconds, "padded": padded, "gib": gib,
     **{f"size:{k}": v for k, v in SIZE_STYLES.items()},
 }
 

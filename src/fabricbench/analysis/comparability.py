@@ -126,7 +126,7 @@ def _ppn(run: Any, hosts: Sequence[Any]) -> Optional[str]:
         return str(ppn)
     ranks, nodes = _ranks(run), _nodes(run, hosts)
     if ranks and nodes:
-        return str(ranks // nodes) if ranks % nodes == 0 else f"{ranks / nodes:.1f} (uneven)"
+        return str(ranks // nodes) if ranks % nodes == 0 else f"{numbers.fixed(ranks / nodes, 1)} (uneven)"
     return None
 
 
@@ -192,7 +192,7 @@ def _link(f: Dict[str, Any]) -> Optional[str]:
 
 def _pcie(f: Dict[str, Any]) -> Optional[str]:
     link = pcie_link(f)
-    return f"{link.name} ({link.data_rate_MBps:,.0f} MB/s) on {link.nic}" if link else None
+    return f"{link.name} ({numbers.grouped(link.data_rate_MBps)} MB/s) on {link.nic}" if link else None
 
 
 def _firmware(f: Dict[str, Any]) -> Optional[str]:
@@ -334,7 +334,7 @@ def busy_host(run: Any) -> Optional[str]:
     load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
     avg, cpus = load.get("loadavg_1m"), load.get("cpus")
     if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0 and avg > 0.5 * cpus:
-        return f"load {avg:g} on {cpus} CPUs"
+        return f"load {numbers.short(avg)} on {cpus} CPUs"
     return None
 
 

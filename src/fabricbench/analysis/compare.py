@@ -53,6 +53,7 @@ from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, bus
                                              same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.numbers import factor, fraction_pct, number
+from fabricbench import numbers
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
@@ -68,7 +69,7 @@ class Options:
 
     def describe(self) -> str:
         name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(self.correction, self.correction)
-        return f"{name}-corrected at {self.alpha:g}, threshold {self.min_effect * 100:g}%"
+        return f"{name}-corrected at {numbers.short(self.alpha)}, threshold {numbers.short(self.min_effect * 100)}%"
 
 
 @dataclass
@@ -105,15 +106,15 @@ class PointComparison:
     def text(self, b_name: str = "B") -> str:
         """The verdict as a table shows it: 'B is 17% worse', 'no significant difference', ..."""
         if self.flagged:
-            return describefactor(self.ratio, self.metric, b_name)
+            return describe_ratio(self.ratio, self.metric, b_name)
         if self.verdict == "below threshold":
             return f"{describe(self.improvement, b_name)}: below the threshold"
         if self.verdict == "isolated":
-            return f"{describefactor(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
+            return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
         if self.verdict == "host changed":
-            return f"{describefactor(self.ratio, self.metric, b_name)}, no more than the host itself changed"
+            return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
         if self.verdict == HOST_BUSY:
-            return f"{HOST_BUSY_TEXT} ({describefactor(self.ratio, self.metric, b_name)}; {self.reason})"
+            return f"{HOST_BUSY_TEXT} ({describe_ratio(self.ratio, self.metric, b_name)}; {self.reason})"
         if self.verdict == "no significant difference":
             return "no significant difference"
         return f"not judged: {self.reason}"
@@ -204,7 +205,7 @@ class SeriesComparison:
             pts = self.flagged(verdict)
             if pts:
                 gm = self.geometric_mean(verdict)
-                head = describefactor(gm[0], self.metric, b_name)
+                head = describe_ratio(gm[0], self.metric, b_name)
                 parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
                              f"{factor(gm[0])}, 95% CI {factor(gm[1])}-{factor(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
@@ -764,7 +765,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
     for pc, padj in zip(tested, adjust([pc.p for pc in tested])):
         pc.p_adjusted = padj
         pc.significant = padj < options.alpha
-        pc.reason = f"p={padj:.2g} after correction"
+        pc.reason = f"p={numbers.short(padj, 2)} after correction"
     for s in groups.values():
         for pc in s.points:
             _decide(pc, options)

@@ -38,6 +38,7 @@ from fabricbench.analysis.fabric_model import (
     speed_table,
 )
 from fabricbench.analysis.verdict import Verdict
+from fabricbench import numbers
 
 # ibqueryerrors' default thresholds (/etc/infiniband-diags/error_thresholds); PortXmitWait
 # measures congestion, not errors, and is only ranked.
@@ -287,7 +288,7 @@ def _degraded_findings(snap: Snapshot, previous: Optional[Snapshot], thresholds:
 
 
 def _gbps(v: Optional[float]) -> str:
-    return "-" if v is None else (f"{v:.0f}" if v >= 10 else f"{v:.3g}")
+    return "-" if v is None else (numbers.fixed(v, 0) if v >= 10 else numbers.short(v, 3))
 
 
 def _peer_name(snap: Snapshot, key: PortKey) -> Optional[str]:
@@ -358,7 +359,7 @@ def _busiest(snap: Snapshot, previous: Optional[Snapshot], top: int) -> Tuple[Li
             share = 100.0 * max(d_sent, d_recv) / capacity
             if share > 0:
                 rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), share,
-                                     f"sent {d_sent:,} B, received {d_recv:,} B in {seconds:,.0f} s on {link_label(link.width, link.speed)}"))
+                                     f"sent {d_sent:,} B, received {d_recv:,} B in {numbers.grouped(seconds)} s on {link_label(link.width, link.speed)}"))
         elif not seconds and sent + received > 0:
             rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), float(sent + received),
                                  f"sent {sent:,} B, received {received:,} B"))

@@ -20,6 +20,7 @@ from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.analysis.profile_data import bin_range, format_bytes, matrix_cells, share_bases
 from fabricbench import numbers as fmt
 from fabricbench.numbers import fixed, number, percent
+from fabricbench import numbers
 
 MOSTLY = 0.5  # a size is "mostly" used when it holds at least half of the call's time
 
@@ -86,7 +87,7 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
         if share >= MOSTLY:
             sizes = f"mostly {label}"
         else:
-            sizes = f"sizes vary, most time at {label} ({share * 100:.0f}%)"
+            sizes = f"sizes vary, most time at {label} ({numbers.fixed(share * 100, 0)}%)"
         calls.append({
             "call": name,
             "time": entry["time"],
@@ -162,7 +163,7 @@ TALKER_HEADERS = ("from rank", "to rank", "bytes", "messages", "by layer")
 def call_rows(s: Dict[str, Any]) -> List[List[str]]:
     """The top calls as table rows (CALL_HEADERS)."""
     return [[c["call"], percent(c["percent_mpi"]), percent(c["percent_wall"], decimals=2), fmt.count(c["count"]),
-             number(c["time"]), format_bytes(c["bytes"]), f"{c['size_label']} ({c['dominant_share'] * 100:.0f}% of its time)"]
+             number(c["time"]), format_bytes(c["bytes"]), f"{c['size_label']} ({numbers.fixed(c['dominant_share'] * 100, 0)}% of its time)"]
             for c in s["top_calls"]]
 
 

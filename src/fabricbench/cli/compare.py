@@ -264,8 +264,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
                     console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))
         if worse:
             console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
-                               f"by {min_effect:g}% or more.", style="bold red"))
+                               f"by {numbers.short(min_effect)}% or more.", style="bold red"))
         else:
-            console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {min_effect:g}% or more.",
+            console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {numbers.short(min_effect)}% or more.",
                                style="bold green"))
     ctx.exit(1 if worse else 0)

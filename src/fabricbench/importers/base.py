@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 from fabricbench.errors import FabricbenchError
 from fabricbench.store.records import Measurement
+from fabricbench import numbers
 
 # Unit factors to the project's units (bandwidth: decimal MB/s = 1e6 B/s).
 MIB_PER_S = 1048576 / 1e6  # MiB/s -> MB/s
@@ -48,7 +49,7 @@ INT64_MAX = 2 ** 63 - 1
 
 def scale(value: float, factor: float) -> float:
     """value x factor, rounded to 12 significant digits so conversions do not print as 75721.90000000001."""
-    return float(f"{value * factor:.12g}")
+    return float(numbers.short(value * factor, 12))
 
 
 SINK: "contextvars.ContextVar[Optional[Callable[[Measurement], None]]]" = contextvars.ContextVar("sink", default=None)

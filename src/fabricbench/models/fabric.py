@@ -16,6 +16,7 @@ from fabricbench.errors import FabricbenchError
 from fabricbench.models.collective import FORMS, CollectiveModel, derived_collective
 from fabricbench.models.exchange import ExchangeCost, fit_exchange
 from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
+from fabricbench import numbers
 
 
 SMALL = 64  # bytes: messages whose time is the per-message overhead alone
@@ -144,7 +145,7 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
     notes: List[str] = []
     if ceiling and p2p.beta_MBps > ceiling:
         notes.append(f"the largest sizes measured ({p2p.valid_sizes[1]} B) still pass faster than the link's "
-                     f"{ceiling:.4g} MB/s (a burst regime): larger messages are costed at the link's rate")
+                     f"{numbers.short(ceiling, 4)} MB/s (a burst regime): larger messages are costed at the link's rate")
     colls: Dict[str, CollectiveModel] = {}
     ranks = run.ranks or 0
     for call in FORMS:
@@ -161,8 +162,8 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         smallest = points[call][0][0]
         form = derived_collective(call, p2p).time_us(smallest, ranks or 2)
         if form > 0 and fitted.time_us(smallest, ranks) > DISTURBED * form:
-            notes.append(f"{call}: measured {fitted.time_us(smallest, ranks):.4g} us at {int(smallest)} B, over {DISTURBED}x "
-                         f"its algorithm over point-to-point ({form:.4g} us): a disturbed measurement, the form is used")
+            notes.append(f"{call}: measured {numbers.short(fitted.time_us(smallest, ranks), 4)} us at {int(smallest)} B, over {DISTURBED}x "
+                         f"its algorithm over point-to-point ({numbers.short(form, 4)} us): a disturbed measurement, the form is used")
             continue
         colls[call] = fitted
     loggp = None
@@ -190,7 +191,7 @@ def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
 
     def make(lat: float, bw: float, tag: str) -> FabricModel:
         return FabricModel(name=f"{fabric.name} (catalogue{tag})", p2p=catalogue_hockney(lat, bw, src), catalogue=True,
-                           notes=(f"point-to-point {lat:g} us + n / {bw:g} MB/s; collectives from the textbook algorithms",))
+                           notes=(f"point-to-point {numbers.short(lat)} us + n / {numbers.short(bw)} MB/s; collectives from the textbook algorithms",))
 
     return (make((lo + hi) / 2, (bw_lo + bw_hi) / 2, ""), make(lo, bw_hi, ", fast end"), make(hi, bw_lo, ", slow end"))
 

@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us, collective_stream_floor_us
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
+from fabricbench import numbers
 
 LATENCY_NOISE = 1.25  # small-message latencies closer than this ratio are taken as equal
 BLOCKING_P2P = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Sendrecv",
@@ -360,7 +361,7 @@ def _floor_assumption(p: Prediction, b: FabricModel) -> str:
 
 def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool, ratio: float) -> List[str]:
     same = "A and B have the same small-message latency within noise, so it is kept" if ratio == 1.0 else \
-        f"it scales with the small-message latency, x{ratio:.3g}"
+        f"it scales with the small-message latency, x{numbers.short(ratio, 3)}"
     out = [
         "compute time (application time less MPI time) is the same on both fabrics: same nodes, same ranks",
         "each rank's point-to-point messages are re-costed with B's model at their sizes (the busier direction "
@@ -553,13 +554,13 @@ def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float) -> Non
         measured = p.band["profiles_measured_s"]
         p.assumptions.append(
             f"the band holds the application's own run-to-run spread: {len(measured)} profiles of it on A took "
-            f"{min(measured):.4g} .. {max(measured):.4g} s, each predicted on B")
+            f"{numbers.short(min(measured), 4)} .. {numbers.short(max(measured), 4)} s, each predicted on B")
     else:
         p.assumptions.append(
             "one profile: the application's run-to-run spread is not in the band; profile it several times "
             "on A (fabricbench profile ... or app run --profile, the same ranks and tags) and predict again")
     if fit:
-        p.assumptions.append(f"the band widens the communication time by the models' fit error ({100 * fit:.1f}%)")
+        p.assumptions.append(f"the band widens the communication time by the models' fit error ({numbers.fixed(100 * fit, 1)}%)")
 
 
 def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
@@ -576,7 +577,7 @@ def _band_note(p: Prediction) -> str:
         return ""
     parts = [f"{b['profiles']} profiles" if b["profiles"] > 1 else "1 profile: its spread unknown"]
     if b.get("fit_error"):
-        parts.append(f"fit error {100 * b['fit_error']:.1f}%")
+        parts.append(f"fit error {numbers.fixed(100 * b['fit_error'], 1)}%")
     return "; " + ", ".join(parts)
 
 

@@ -23,6 +23,7 @@ from fabricbench.errors import UsageError
 from fabricbench.report.context import LoadedRun, ReportContext, ReportOptions, load_runs, loaded_from
 from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
+from fabricbench import numbers
 
 FORMATS = ("html", "markdown")
 
@@ -54,9 +55,9 @@ def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Option
     written = []
     used = set()
     for i, fig in enumerate(report.figures(), 1):
-        name = f"{i:02d}-{fig.slug}.{fig.fmt}"
+        name = f"{numbers.padded(i, 2)}-{fig.slug}.{fig.fmt}"
         while name in used:
-            name = f"{i:02d}-{fig.slug}-{len(used)}.{fig.fmt}"
+            name = f"{numbers.padded(i, 2)}-{fig.slug}-{len(used)}.{fig.fmt}"
         used.add(name)
         path = write_bytes(out_dir / name, fig.data)
         written.append(path)

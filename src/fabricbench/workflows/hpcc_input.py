@@ -101,13 +101,13 @@ Innovative Computing Laboratory, University of Tennessee
 HPL.out      output file name (if any)
 8            device out (6=stdout,7=stderr,file)
 1            # of problems sizes (N)
-{n:<12d} Ns
+{n:<12} Ns
 1            # of NBs
-{nb:<12d} NBs
+{nb:<12} NBs
 0            PMAP process mapping (0=Row-,1=Column-major)
 1            # of process grids (P x Q)
-{p:<12d} Ps
-{q:<12d} Qs
+{p:<12} Ps
+{q:<12} Qs
 16.0         threshold
 1            # of panel fact
 2            PFACTs (0=left, 1=Crout, 2=Right)
