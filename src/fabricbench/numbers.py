@@ -126,7 +126,9 @@ def fixed(v: Any, decimals: int = 2) -> str:
 
 
 def count(n: Any) -> str:
-    """A whole count, grouped: '1,234'."""
+    """A whole count, grouped: '1,234' (an int exactly, however large)."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        return f"{n:,}"
     f = _finite(n)
     return MISSING if f is None else f"{int(round(f)):,}"
 

@@ -82,7 +82,7 @@ def series_table(s, wide: bool = False) -> Table:
         t.add_column(head, justify="right", overflow="fold")
     t.add_column("Verdict", overflow="fold")
     for p in s.points:
-        row = ([f"{p.size:,}" if isinstance(p.size, int) else ""] if has_size else [])
+        row = ([numbers.count(p.size) if isinstance(p.size, int) else ""] if has_size else [])
         row += [_num(p.a), _num(p.b)] + ([numbers.difference(p.diff)] if wide else []) + [numbers.factor(p.ratio), numbers.interval(p.ratio_ci)]
         t.add_row(*[Text(c) for c in row], Text(p.short(), style=_STYLE.get(p.verdict, "")))
     return t

@@ -149,8 +149,8 @@ def show(result) -> None:
     console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
     how = [f"run {result.run.id} ({result.run.kind})", f"{data.n} nodes"]
     if data.size:
-        how.append(f"bandwidth at {data.size:,} bytes, timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
-                   if data.direction else f"bandwidth at {data.size:,} bytes")
+        how.append(f"bandwidth at {numbers.count(data.size)} bytes, timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
+                   if data.direction else f"bandwidth at {numbers.count(data.size)} bytes")
     if data.mode:
         how.append(f"{data.mode} mode")
     th = report.thresholds

@@ -141,7 +141,7 @@ def show(outcome) -> None:
 
     summary = outcome.summary
     run = outcome.run
-    size = f"{summary.file_size:,}-byte file" if summary.file_size else "file"
+    size = f"{numbers.count(summary.file_size)}-byte file" if summary.file_size else "file"
     console.print(f"run [bold]{run.id}[/] {run.status}: transfer of a {size} from {summary.server}", highlight=False)
     # One narrow table per protocol and cache state, so no number is ever cut on an 80-column terminal.
     for variant in dict.fromkeys((r.protocol, r.cache) for r in summary.rows):

@@ -45,7 +45,7 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
     section.add(Notice(report.verdict, "note" if report.healthy else "warning"))
     how = [f"{data.n} nodes"]
     if data.size:
-        how.append(f"bandwidth at {data.size:,} bytes" + (f", timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
+        how.append(f"bandwidth at {numbers.count(data.size)} bytes" + (f", timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
                                                          if data.direction else ""))
     if data.mode:
         how.append(f"{data.mode} mode")

@@ -50,7 +50,7 @@ def _describe(lr, summary: TransferSummary) -> str:
     if facts.get("server_address"):
         parts[0] += f" ({facts['server_address']})"
     if summary.file_size:
-        parts.append(f"a {summary.file_size:,}-byte file of random bytes"
+        parts.append(f"a {numbers.count(summary.file_size)}-byte file of random bytes"
                      + (f" on {facts['filesystem']}" if facts.get("filesystem") else ""))
     if summary.server_goodput:
         parts.append(f"server link goodput {fmt_value(summary.server_goodput)} MB/s (TCP payload through the shaped link)")
