@@ -24,6 +24,7 @@ v)`` looks one up), so that no module outside this one writes a format spec:
     fixed         a fixed number of decimals                               0.38  12.500000
     grouped       grouped, a fixed number of decimals (default 0)          12,500
     share         a fraction as a percentage (default whole)               0.9 -> 90%
+    percent_share a percentage in a sentence: whole from 10%, <0.1% for a trace  74%  3.7%
     fraction_pct  a fraction as a percentage for a sentence                0.029 -> 2.9%, 0.12 -> 12%
     factor        a ratio B/A or a "times": 3 significant digits, whole from 100, 2 below 0.01
     difference    a signed difference B - A: +1,204  +0.13  -0.0042
@@ -279,6 +280,19 @@ def share(v: Any, decimals: int = 0) -> str:
     return MISSING if f is None else format(f, f".{decimals}%")
 
 
+def percent_share(x: Any) -> str:
+    """A share (already in percent) in a sentence: whole percent from 10% ('74%'), one decimal
+    below ('3.7%'), '<0.1%' for a trace, '0%' for none."""
+    f = _finite(x)
+    if f is None:
+        return MISSING
+    if f >= 10 or f == 0:
+        return percent(f, decimals=0)
+    if f >= 0.1:
+        return percent(f)
+    return "<0.1%"
+
+
 def fraction_pct(x: Any) -> str:
     """A fraction as a percentage for a sentence: 0.029 -> '2.9%', 0.12 -> '12%', 2.2 -> '220%'."""
     f = _finite(x)
@@ -365,7 +379,7 @@ STYLES = {
     "number": number, "signed": signed, "percent": percent, "improvement": improvement_pct,
     "ratio": ratio, "fixed": fixed, "count": count, "exact": exact, "machine": machine,
     "duration": duration, "axis": axis_value, "short": short, "grouped": grouped, "share": share,
-    "fraction_pct": fraction_pct, "factor": factor, "difference": difference, "interval": interval,
+    "fraction_pct": fraction_pct, "percent_share": percent_share, "factor": factor, "difference": difference, "interval": interval,
     "scientific": scientific, "seconds": seconds, "padded": padded, "gib": gib,
     **{f"size:{k}": v for k, v in SIZE_STYLES.items()},
 }

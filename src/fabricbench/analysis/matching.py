@@ -375,7 +375,7 @@ def _size_span(keys: Sequence[PointKey]) -> str:
     return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
 
 
-size_label = numbers.exact_binary_size  # 4194304 -> '4 MiB', 1000 -> '1000 B' 
+size_label = numbers.exact_binary_size  # 4194304 -> '4 MiB', 1000 -> '1000 B'
 
 
 def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:

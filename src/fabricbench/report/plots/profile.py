@@ -14,7 +14,8 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
+from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, matrix_dense
+from fabricbench.numbers import binary_size as format_bytes
 from fabricbench.numbers import distinct_labels
 from fabricbench.report.plots import colorbar_ticks
 from fabricbench import numbers
