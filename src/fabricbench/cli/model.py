@@ -13,7 +13,7 @@ def model() -> None:
 
 
 def _show(state, ref: str, as_json: bool) -> None:
-    from fabricbench.report.words import format_fabric_model
+    from fabricbench.report.words.models import format_fabric_model
     from fabricbench.models.predict import _looks_like_run, models_for
 
     store = state.read(ref) if _looks_like_run(str(ref)) else None

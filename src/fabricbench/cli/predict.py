@@ -34,7 +34,7 @@ def predict(state, profile_ref, on, source, top, report_path, check_ref, as_json
     times faster, the calls that account for the change and the assumptions.
     """
     from fabricbench.models.predict import check_against, predict_case
-    from fabricbench.report.words import format_check, format_prediction
+    from fabricbench.report.words.models import format_check, format_prediction
 
     store = state.read(profile_ref)
     p, models, points = predict_case(store, profile_ref, on=on, source=source)
