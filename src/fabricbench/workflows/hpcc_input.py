@@ -137,4 +137,4 @@ HPL.out      output file name (if any)
 
 def render_hpccinf(plan_: HpccPlan) -> str:
     """hpccinf.txt for one HPL problem size, block size and grid (HPCC derives the other tests' sizes)."""
-    return HPCCINF.format(n=plan_.n, nb=plan_.nb, p=plan_.p, q=plan_.q)
+    return HPCCINF.format(n=int(plan_.n), nb=int(plan_.nb), p=int(plan_.p), q=int(plan_.q))  # whole numbers, left-aligned in 12 columns
