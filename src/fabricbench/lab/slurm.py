@@ -216,7 +216,7 @@ def _wait_idle(lab, run_dir: Path, directory: Path) -> None:
             if len(states) == len(lab.nodes) and all(s in ("idle", "mix", "alloc") for s in states.values()):
                 return
         time.sleep(0.5)
-    raise LabError(f"lab up --slurm: the nodes did not become idle within {numbers.fixed(READY_TIMEOUT_S, 0)} s "
+    raise LabError(f"lab up --slurm: the nodes did not become idle within {numbers.seconds(READY_TIMEOUT_S)} s "
                    f"(sinfo: {states or 'no answer'}); logs in {directory}")
 
 

@@ -364,7 +364,7 @@ class Daemon:
                                    f"{self.log_tail() or 'no output'}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"{what} was not ready after {numbers.fixed(timeout, 0)} s: {self.log_tail() or 'no output'}")
+                raise RuntimeError(f"{what} was not ready after {numbers.seconds(timeout)} s: {self.log_tail() or 'no output'}")
             time.sleep(0.05)
 
     def stop(self) -> Optional[int]:
@@ -377,7 +377,7 @@ class Silent(Exception):
     """A job printed nothing for longer than it was allowed (Job.lines' `silence`)."""
 
     def __init__(self, seconds: float):
-        super().__init__(f"no output for {numbers.fixed(seconds, 0)} s")
+        super().__init__(f"no output for {numbers.seconds(seconds)} s")
         self.seconds = seconds
 
 
@@ -421,7 +421,7 @@ def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None)
         rc = job.wait(timeout=max(1.0, timeout))
     except (TimeoutError, subprocess.TimeoutExpired):
         job.stop()
-        raise TimeoutError(f"{' '.join(argv[:3])} ... did not finish in {numbers.fixed(timeout, 0)} s") from None
+        raise TimeoutError(f"{' '.join(argv[:3])} ... did not finish in {numbers.seconds(timeout)} s") from None
     except BaseException:
         job.stop()
         raise

@@ -147,7 +147,7 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
         job.stop()
         cause = (f"process {', '.join(map(str, stopped))} of the job was stopped (SIGSTOP or a debugger)" if stopped
                  else "a rank may be hung, swapped out or waiting for a peer that is")
-        raise RunFailed(f"{step.benchmark} printed nothing for {numbers.fixed(quiet.seconds, 0)} s "
+        raise RunFailed(f"{step.benchmark} printed nothing for {numbers.seconds(quiet.seconds)} s "
                         f"{_where(planned_sizes, last_size, done)}: {cause}; the watchdog ended it "
                         "(--watchdog SECONDS or FABRICBENCH_WATCHDOG allows longer, 0 never stops)") from None
     finally:

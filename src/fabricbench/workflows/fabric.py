@@ -85,7 +85,7 @@ class Diags:
             done = procs.run_short([tool, *argv[1:]], timeout=timeout, env=self.env, cwd=self.cwd)
             record.update(rc=done.returncode, stdout=done.stdout, stderr=_stderr(done.stderr))
         except subprocess.TimeoutExpired:
-            record.update(rc=None, stdout="", stderr="", error=f"timed out after {numbers.fixed(timeout, 0)} s")
+            record.update(rc=None, stdout="", stderr="", error=f"timed out after {numbers.seconds(timeout)} s")
         except OSError as exc:
             record.update(rc=None, stdout="", stderr="", error=str(exc))
         record["seconds"] = round(time.monotonic() - started, 3)

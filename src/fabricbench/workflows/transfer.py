@@ -192,7 +192,7 @@ def _probe(nodes: Nodes, node: Node, argv: Sequence[str], what: str, install: st
     except subprocess.TimeoutExpired:
         via_ssh = nodes.argv(node, ["true"])[0] == "ssh"
         where = f"host {node.name} does not answer through ssh" if via_ssh else f"{what} on {node.name} did not answer"
-        raise TransferCannotRun(f"{where} within {numbers.fixed(PROBE_TIMEOUT_S, 0)} s"
+        raise TransferCannotRun(f"{where} within {numbers.seconds(PROBE_TIMEOUT_S)} s"
                                 + (f" (try: ssh {node.name} true)" if via_ssh else "")) from None
     except OSError as exc:
         raise TransferCannotRun(f"cannot run {what} on {node.name}: {exc}") from None
@@ -227,7 +227,7 @@ def _peer(nodes: Nodes, node: Node, args: Sequence[str], timeout: float = 600.0)
     try:
         done = run_short(nodes.script(node, PEER, list(args)), timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise RunFailed(f"'{args[0]}' on {node.name} did not finish within {numbers.fixed(timeout, 0)} s") from None
+        raise RunFailed(f"'{args[0]}' on {node.name} did not finish within {numbers.seconds(timeout)} s") from None
     answer: Dict[str, Any] = {}
     for line in reversed(done.stdout.splitlines()):
         try:
