@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from conftest import MPICC, mpirun_argv
-from fabricbench.analysis.profile_phases import phase_lines, phases, segment, window_grid
-from fabricbench.analysis.profile_sites import callsites, site_rows
+from fabricbench.analysis.profile_phases import phases, segment, window_grid
+from fabricbench.analysis.profile_sites import callsites
+from fabricbench.report.words.profile import phase_lines, site_rows
 from fabricbench.native import NativeMissing, profiler_library
 from fabricbench.workflows.hpcc_input import plan, render_hpccinf
 from fabricbench.workflows.profile import run_profiled

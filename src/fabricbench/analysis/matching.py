@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from fabricbench import numbers
+
 SINGLE_PAIR = frozenset({"latency", "bw", "bibw"})
 MULTI_PAIR = frozenset({"mbw_mr", "multi_lat"})
 _COLLECTIVE_NAMES = ("barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "reduce_scatter",
@@ -373,14 +375,7 @@ def _size_span(keys: Sequence[PointKey]) -> str:
     return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
 
 
-def size_label(size: Optional[int]) -> str:
-    """4194304 -> '4 MiB', 65536 -> '64 KiB', 1000 -> '1000 B' (binary units only when exact)."""
-    if size is None:
-        return "-"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
+size_label = numbers.exact_binary_size  # 4194304 -> '4 MiB', 1000 -> '1000 B'
 
 
 def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:

@@ -16,6 +16,7 @@ import os
 import re
 from dataclasses import asdict, dataclass
 from typing import Dict, List, Optional, Set, Tuple
+from fabricbench import numbers
 
 ISA_FLOPS: List[Tuple[str, Tuple[str, ...], int]] = [
     ("avx512", ("avx512f",), 32),
@@ -115,7 +116,7 @@ def detect_peak(ranks: int, nodes: int = 1, cpuinfo: str = "/proc/cpuinfo",
         flops_per_cycle=fpc,
         isa=isa,
         model=cpus[0].get("model name") if cpus else None,
-        source=f"{cores} cores x {ghz:.3f} GHz ({how}) x {fpc} DP flops/cycle ({isa})",
+        source=f"{cores} cores x {numbers.fixed(ghz, 3)} GHz ({how}) x {fpc} DP flops/cycle ({isa})",
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
 from fabricbench.launch.failure import explain_exit, launcher_line
 from fabricbench.launch.procs import INHERIT, Job, run_short
+from fabricbench import numbers
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
                 "mpirun.mpich", "mpiexec.mpich"}
@@ -142,7 +143,7 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
     stderr_text = "".join([job.stderr, *said])
 
     if timed_out:
-        return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {timeout:g} s and was stopped")
+        return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {numbers.short(timeout)} s and was stopped")
     kept = kept_profile(path, stderr_text)
     written = path if own_regular_file(path) and not kept else kept
     if written is None:

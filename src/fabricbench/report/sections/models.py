@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, fit_run, fitted_points
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 
 ORDER = 52
