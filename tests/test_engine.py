@@ -519,7 +519,9 @@ def test_list_exports_the_benchmark_table_without_mpi(engine):
     assert by_name["mbw_mr"]["metrics"] == ["bandwidth", "message_rate"]
     # The same table, read by a person.
     human = subprocess.run([str(engine), "list", "--format", "table"], capture_output=True, text=True, timeout=30)
-    assert human.returncode == 0 and [l.split()[0] for l in human.stdout.splitlines()[1:]] == names
+    rows = [l for l in human.stdout.splitlines()[1:] if not l.startswith(" ")]  # not a summary's continuation
+    assert human.returncode == 0 and [l.split()[0] for l in rows] == names
+    assert all(len(l) <= 80 for l in human.stdout.splitlines())
     bad = subprocess.run([str(engine), "list", "--window", "4"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "list takes no option but --format" in bad.stderr
 
@@ -614,3 +616,14 @@ def test_each_point_carries_a_sketch_of_its_samples(engine, validator, np, args)
             assert len(set(q)) == 1
         sketched += 1
     assert sketched >= 2
+
+
+def test_the_engine_help_is_read_at_80_columns(engine):
+    """--help lists every benchmark and option, and no line of it passes column 80."""
+    shown = subprocess.run([str(engine), "--help"], capture_output=True, text=True, timeout=30)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    assert [l for l in lines if len(l) > 80] == []
+    listed = {l.split()[0] for l in lines if l.startswith("  ") and not l.startswith("   ")}
+    assert {b["name"] for b in engine_table(engine)} <= listed
+    assert {"--sizes", "--precision", "--max-window-bytes", "--mode"} <= listed

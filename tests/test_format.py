@@ -1,11 +1,11 @@
-"""The one number formatter (report.format): the rules every output shares."""
+"""The one number formatter (fabricbench.numbers): the rules every output shares."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 
 
 @pytest.mark.parametrize("value, text", [
@@ -55,3 +55,25 @@ def test_distinct_labels_tell_close_ticks_apart():
     labels = f.distinct_labels(ticks)
     assert len(set(labels)) == 3, labels
     assert f.distinct_labels([0.0, 0.5, 1.0]) == ["0", "0.500", "1.00"]
+
+
+def test_named_styles_keep_what_each_output_printed():
+    """The formatters folded into fabricbench.numbers print what they printed where they were."""
+    assert f.factor(1.2345) == "1.23" and f.factor(1234.5) == "1,234" and f.factor(0.0042) == "0.0042"
+    assert f.difference(1204.4) == "+1,204" and f.difference(1.5) == "+1.50" and f.difference(-0.00421) == "-0.00421"
+    assert f.interval((0.91, 1.123)) == "0.91-1.12" and f.interval((0.00001, 1500)) == "0->999" and f.interval(None) == ""
+    assert f.fraction_pct(0.029) == "2.9%" and f.fraction_pct(0.12) == "12%" and f.fraction_pct(22.0) == "2,200%"
+    assert f.percent_share(74.2) == "74%" and f.percent_share(3.71) == "3.7%" and f.percent_share(0.01) == "<0.1%"
+    assert f.share(0.9) == "90%" and f.short(0.5) == "0.5" and f.short(16.0) == "16" and f.short(3.14159, 4) == "3.142"
+    assert f.short(float("inf")) == "inf" and f.grouped(12500.4) == "12,500" and f.padded(7) == "07"
+    assert f.gib(12 * 2**30) == "12 GiB" and f.gib(1.5 * 2**30) == "1.5 GiB" and f.gib(0) is None
+    assert f.exact_binary_size(4 * 2**20) == "4 MiB" and f.exact_binary_size(1000) == "1000 B"
+    assert f.sentence_size(0) == "0-byte" and f.sentence_size(16384) == "16 KiB"
+    assert f.count(2**60 + 1) == "1,152,921,504,606,846,977" and f.scientific(12345678) == "1.235e+07"
+
+
+def test_the_table_of_formats_names_every_style():
+    assert f.render("share", 0.25) == "25%" and f.render("size:tick", 65536) == "64K"
+    assert f.render("fixed", 2.5, 3) == "2.500"
+    with pytest.raises(ValueError, match="unknown number style 'nope'"):
+        f.render("nope", 1)

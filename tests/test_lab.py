@@ -528,7 +528,7 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
     line rate is named by the run summary and by `show`, never shown silently (analysis/record.py)."""
     import fabricbench
     from fabricbench.analysis.record import over_ceiling
-    from fabricbench.report import format as fmt
+    from fabricbench import numbers as fmt
 
     make_lab(nodes=2, link="1gbit")
     out = cli("run", "bw", "--launcher", "lab", "--sizes", "1K:64K", "--repeat", "1", "--time-budget", "0.05")

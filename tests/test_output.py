@@ -16,7 +16,7 @@ from rich.table import Table
 import fabricbench
 from conftest import cli_env
 from fabricbench.cli.output import FitTable, Output, printable
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 from fabricbench.store import Host, Measurement
 from test_report import make_demo_store
 

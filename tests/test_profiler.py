@@ -23,7 +23,8 @@ import pytest
 
 from conftest import MPICC, MPIFORT, mpi_env, mpirun_argv
 from fabricbench.native import NativeMissing, engine_path, profiler_library
-from fabricbench.analysis.profile import format_summary, summarize
+from fabricbench.analysis.profile import summarize
+from fabricbench.report.words.profile import format_summary
 from fabricbench.analysis.profile_data import ProfileError, bin_range, load_profile, matrix_dense
 from fabricbench.launch.failure import explain_exit as explain_failure
 from fabricbench.workflows.profile import prepare_command, run_profiled

@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricbench.analysis.profile_phases import phase_lines, phases, segment, window_grid
-from fabricbench.analysis.profile_sites import callsites, site_rows
+from conftest import MPICC, mpirun_argv
+from fabricbench.analysis.profile_phases import phases, segment, window_grid
+from fabricbench.analysis.profile_sites import callsites
+from fabricbench.report.words.profile import phase_lines, site_rows
 from fabricbench.native import NativeMissing, profiler_library
 from fabricbench.planning.hpcc_input import plan, render_hpccinf
 from fabricbench.workflows.profile import run_profiled
@@ -28,8 +30,8 @@ NONBLOCKING = {"MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitany", "MPI_Waitall
 
 @pytest.fixture(scope="module")
 def library() -> Path:
-    if not (shutil.which("mpicc") and shutil.which("mpirun")):
-        pytest.skip("needs mpicc and mpirun on PATH")
+    if not (shutil.which(MPICC) and shutil.which(mpirun_argv(1)[0])):
+        pytest.skip(f"needs {MPICC} and an MPI launcher on PATH")
     try:
         return profiler_library()
     except NativeMissing as exc:
@@ -43,7 +45,7 @@ def root_mpirun(monkeypatch):
 
 
 def profiled(np_: int, *argv, tmp: Path, cwd_file: str = "profile.json") -> dict:
-    rc, profile, reason = run_profiled(["mpirun", "-np", str(np_), "--oversubscribe", *map(str, argv)],
+    rc, profile, reason = run_profiled(mpirun_argv(np_, *argv),
                                        tmp / cwd_file, timeout=TIMEOUT)
     assert rc == 0 and profile is not None, reason
     return profile
@@ -53,7 +55,7 @@ def profiled(np_: int, *argv, tmp: Path, cwd_file: str = "profile.json") -> dict
 def sites_profile(library, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("callsites")
     exe = tmp / "callsites"
-    subprocess.run(["mpicc", "-g", "-O1", "-pthread", "-o", str(exe), str(DATA / "callsites.c")], check=True,
+    subprocess.run([MPICC, "-g", "-O1", "-pthread", "-o", str(exe), str(DATA / "callsites.c")], check=True,
                    timeout=TIMEOUT)
     return profiled(2, exe, tmp=tmp)
 
@@ -124,7 +126,7 @@ def collapsed_top_calls(result) -> list:
 @pytest.mark.mpi
 def test_phases_are_found_where_the_call_mix_changes(library, tmp_path):
     exe = tmp_path / "phases"
-    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(DATA / "phases.c")], check=True, timeout=TIMEOUT)
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(DATA / "phases.c")], check=True, timeout=TIMEOUT)
     profile = profiled(2, exe, tmp=tmp_path)
     info = profile["rank_info"][0]
     assert info["windows"] <= 2048 and info["window_s"] > 0  # the ring stays fixed: windows grow instead

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MPICC, mpirun_argv
-from fabricbench.analysis.profile import format_summary, summarize
+from fabricbench.analysis.profile import summarize
+from fabricbench.report.words.profile import format_summary
 from fabricbench.analysis.profile_phases import phases
 from fabricbench.analysis.profile_sites import callsites
 from fabricbench.native import NativeMissing, profiler_library

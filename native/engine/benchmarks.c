@@ -8,6 +8,7 @@
 
 #include "fabricbench.h"
 #include "json.h"
+#include "util.h"
 
 #define MiB (1024LL * 1024LL)
 #define NO_SIZES (-1LL)
@@ -163,8 +164,10 @@ const fb_bench *fb_bench_find(const char *name)
 
 void fb_bench_print_help(void)
 {
-    for (int i = 0; i < NBENCH; i++)
-        printf("  %-15s %s\n", benchmarks[i].name, benchmarks[i].summary);
+    for (int i = 0; i < NBENCH; i++) {
+        printf("  %-15s ", benchmarks[i].name);
+        fb_print_wrapped(stdout, benchmarks[i].summary, 18, 18);
+    }
 }
 
 /* ---- list ------------------------------------------------------------------------------ */
@@ -226,7 +229,8 @@ int fb_bench_list(int format)
             }
             if (i == 0)
                 printf("# %-15s %-11s %-8s %-7s %s\n", "Benchmark", "Family", "Sizes", "Ranks", "Summary");
-            printf("%-17s %-11s %-8s %-7s %s\n", b->name, b->family, sizes, ranks, b->summary);
+            printf("%-17s %-11s %-8s %-7s ", b->name, b->family, sizes, ranks);
+            fb_print_wrapped(stdout, b->summary, 47, 47);
             continue;
         }
         fb_json j;

@@ -31,7 +31,8 @@ static void print_help(void)
 {
     printf("fabricbench-mpi %s - MPI interconnect measurements, JSON Lines on stdout\n\n", FB_VERSION);
     printf("usage: mpirun -np N fabricbench-mpi BENCHMARK [options]\n"
-           "       fabricbench-mpi list [--format jsonl|table]   (the benchmark table; no MPI)\n\nBenchmarks:\n");
+           "       fabricbench-mpi list [--format jsonl|table]\n"
+           "                              (the benchmark table; no MPI)\n\nBenchmarks:\n");
     fb_bench_print_help();
     printf("\n");
     fb_print_options_help();

@@ -1,5 +1,6 @@
 /* options.c - command line parsing (see options.h): one table row per option. */
 #include "options.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -448,8 +449,8 @@ int fb_options_check(const fb_options *opt, char *err, int errlen)
 
 void fb_print_usage(void)
 {
-    fputs("usage: fabricbench-mpi BENCHMARK [options]   (fabricbench-mpi --help lists benchmarks and options)\n",
-          stderr);
+    fputs("usage: fabricbench-mpi BENCHMARK [options]\n"
+          "       (fabricbench-mpi --help lists benchmarks and options)\n", stderr);
 }
 
 static void print_section(enum section section)
@@ -460,13 +461,12 @@ static void print_section(enum section section)
             continue;
         char head[64];
         snprintf(head, sizeof head, "%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
-        printf("  %-22s%s", head, strlen(head) <= 22 ? " " : "  ");
-        for (const char *p = d->help; *p; p++) {
-            putchar(*p);
-            if (*p == '\n')
-                printf("%25s", "");
+        if (strlen(head) <= 22) {
+            printf("  %-22s ", head);
+        } else {
+            printf("  %s\n%25s", head, "");
         }
-        putchar('\n');
+        fb_print_wrapped(stdout, d->help, 25, 25);
     }
 }
 
@@ -475,12 +475,14 @@ void fb_print_options_help(void)
     puts("Options:");
     print_section(COMMON);
     puts("  --help, --version\n\n"
-         "allpairs (also takes --window, and --warmup: untimed windows per pair, default 1):");
+         "allpairs (also takes --window, and --warmup: untimed windows per pair,\n"
+         "default 1):");
     print_section(ALLPAIRS);
-    puts("\nAn option the benchmark does not take (--sizes for ring, --iterations or --pairs for\n"
-         "allpairs, --mode for latency, ...) is a usage error.\n\n"
+    puts("\nAn option the benchmark does not take (--sizes for ring, --iterations or --pairs\n"
+         "for allpairs, --mode for latency, ...) is a usage error.\n\n"
          "Test hooks (for the test suite, not for measurements):");
     print_section(HOOKS);
-    puts("\nOutput: JSON Lines on stdout from rank 0 (run record, point records, end record);\n"
-         "errors on stderr. Exit status: 0 ok, 1 error, 2 bad usage, 3 validation failure.");
+    puts("\nOutput: JSON Lines on stdout from rank 0 (run record, point records, end\n"
+         "record); errors on stderr. Exit status: 0 ok, 1 error, 2 bad usage, 3 validation\n"
+         "failure.");
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void fb_fatal(const char *fmt, ...)
@@ -64,4 +65,28 @@ void fb_int_chain(long long steps)
     for (long long i = 0; i < steps; i++)
         x = x * 0x9e3779b97f4a7c15ULL + (x >> 29);
     chain_sink = x;
+}
+
+void fb_print_wrapped(FILE *f, const char *text, int col, int indent)
+{
+    const char *gap = " \n";
+    int first = 1;
+    while (*text) {
+        text += strspn(text, gap);
+        int n = (int)strcspn(text, gap);
+        if (n == 0)
+            break;
+        if (!first && col + 1 + n > 80) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", n, text);
+        col += n;
+        text += n;
+        first = 0;
+    }
+    fputc('\n', f);
 }

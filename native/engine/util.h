@@ -1,10 +1,12 @@
 /* util.h - what every other engine file may use and that uses nothing of the engine: a
  * fatal error that takes the whole job down, allocations that cannot return NULL, a
- * fixed chain of integer work, and a short nap for ranks that wait without spinning. */
+ * fixed chain of integer work, a short nap for ranks that wait without spinning, and help
+ * text that fits 80 columns. */
 #ifndef FB_UTIL_H
 #define FB_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 enum { FB_EXIT_OK = 0, FB_EXIT_ERROR = 1, FB_EXIT_USAGE = 2, FB_EXIT_VALIDATION = 3 };
@@ -26,6 +28,10 @@ void fb_nap(void);
 /* Every rank's way out after MPI_Init, all ranks at the same point: MPI_Finalize after a
  * barrier, or after fb_quiesce where MPICH over UCX needs it (native/common/fb_quiesce.c). */
 void fb_finalize(void);
+
+/* Prints text to f starting at column `col`, breaking between words (a '\n' in text is a
+ * space) so that no line passes column 80; continuation lines start at column `indent`. */
+void fb_print_wrapped(FILE *f, const char *text, int col, int indent);
 
 /* splitmix64: a small, well-mixed generator for reproducible draws from a seed. */
 static inline uint64_t fb_splitmix64(uint64_t *state)

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
+from fabricbench import numbers
 from fabricbench.analysis.peaks import choose_fabric, pcie_link
 
 MISSING = None
@@ -94,11 +95,7 @@ def _summarise(values: Iterable[Any]) -> Optional[str]:
     return ", ".join(seen) if seen else None
 
 
-def human_bytes(n: Any) -> Optional[str]:
-    if not isinstance(n, (int, float)) or n <= 0:
-        return None
-    gib = n / 2**30
-    return f"{gib:.0f} GiB" if gib >= 10 else f"{gib:.1f} GiB"
+human_bytes = numbers.gib  # memory per node: '12 GiB', '1.5 GiB'; None when unknown
 
 
 def _host_list(run: Any, hosts: Sequence[Any]) -> List[str]:
@@ -129,7 +126,7 @@ def _ppn(run: Any, hosts: Sequence[Any]) -> Optional[str]:
         return str(ppn)
     ranks, nodes = _ranks(run), _nodes(run, hosts)
     if ranks and nodes:
-        return str(ranks // nodes) if ranks % nodes == 0 else f"{ranks / nodes:.1f} (uneven)"
+        return str(ranks // nodes) if ranks % nodes == 0 else f"{numbers.fixed(ranks / nodes, 1)} (uneven)"
     return None
 
 
@@ -195,7 +192,7 @@ def _link(f: Dict[str, Any]) -> Optional[str]:
 
 def _pcie(f: Dict[str, Any]) -> Optional[str]:
     link = pcie_link(f)
-    return f"{link.name} ({link.data_rate_MBps:,.0f} MB/s) on {link.nic}" if link else None
+    return f"{link.name} ({numbers.grouped(link.data_rate_MBps)} MB/s) on {link.nic}" if link else None
 
 
 def _firmware(f: Dict[str, Any]) -> Optional[str]:
@@ -337,7 +334,7 @@ def busy_host(run: Any) -> Optional[str]:
     load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
     avg, cpus = load.get("loadavg_1m"), load.get("cpus")
     if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0 and avg > 0.5 * cpus:
-        return f"load {avg:g} on {cpus} CPUs"
+        return f"load {numbers.short(avg)} on {cpus} CPUs"
     return None
 
 

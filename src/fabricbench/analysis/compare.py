@@ -52,7 +52,8 @@ from fabricbench.analysis.direction import change_words, describe, describe_rati
 from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
                                              same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
-from fabricbench.report.format import number
+from fabricbench.numbers import factor, fraction_pct, number
+from fabricbench import numbers
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
@@ -68,7 +69,7 @@ class Options:
 
     def describe(self) -> str:
         name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(self.correction, self.correction)
-        return f"{name}-corrected at {self.alpha:g}, threshold {self.min_effect * 100:g}%"
+        return f"{name}-corrected at {numbers.short(self.alpha)}, threshold {numbers.short(self.min_effect * 100)}%"
 
 
 @dataclass
@@ -206,7 +207,7 @@ class SeriesComparison:
                 gm = self.geometric_mean(verdict)
                 head = describe_ratio(gm[0], self.metric, b_name)
                 parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
-                             f"{_ratio(gm[0])}, 95% CI {_ratio(gm[1])}-{_ratio(gm[2])})")
+                             f"{factor(gm[0])}, 95% CI {factor(gm[1])}-{factor(gm[2])})")
         isolated = sum(1 for p in judged if p.verdict == "isolated")
         host = sum(1 for p in judged if p.verdict == "host changed")
         busy = sum(1 for p in judged if p.verdict == HOST_BUSY)
@@ -241,7 +242,7 @@ class SeriesComparison:
         where = {"history": f"from {self.history_runs} earlier runs of the same configuration",
                  "replicates": "between the replicate runs", "launches": "between launches only",
                  "curve": "along the curve"}[self.noise_from]
-        return f"run-to-run noise about {_percent(self.run_noise)} ({where})"
+        return f"run-to-run noise about {fraction_pct(self.run_noise)} ({where})"
 
     def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
         d = self._diffs(pts)
@@ -281,17 +282,7 @@ class SeriesComparison:
         }
 
 
-_fmt = number  # the one number formatter (report.format)
-
-
-def _percent(x: float) -> str:
-    """0.029 -> '2.9%', 0.12 -> '12%', 2.2 -> '220%'."""
-    v = x * 100
-    return f"{v:.1f}%" if v < 10 else f"{v:,.0f}%"
-
-
-def _ratio(x: float) -> str:
-    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
+_fmt = number  # the one number formatter (fabricbench.numbers)
 
 
 # -- one point --------------------------------------------------------------------------
@@ -774,7 +765,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
     for pc, padj in zip(tested, adjust([pc.p for pc in tested])):
         pc.p_adjusted = padj
         pc.significant = padj < options.alpha
-        pc.reason = f"p={padj:.2g} after correction"
+        pc.reason = f"p={numbers.short(padj, 2)} after correction"
     for s in groups.values():
         for pc in s.points:
             _decide(pc, options)
@@ -958,5 +949,5 @@ def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
 def describe_point(s: SeriesComparison, p: PointComparison) -> str:
     """'bw 4M: B is 52% worse (B/A 0.48)' - how check names a point."""
     where = f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
-    ratio = f" (B/A {_ratio(p.ratio)})" if p.ratio is not None else ""
+    ratio = f" (B/A {factor(p.ratio)})" if p.ratio is not None else ""
     return f"{where}: {p.text()}{ratio}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from fabricbench import numbers
+
 LOWER_IS_BETTER = frozenset({"latency", "time", "overhead_send", "overhead_recv", "gap", "cpu_per_message",
                              "pure_comm"})
 
@@ -79,5 +81,4 @@ def describe_ratio(ratio: Optional[float], metric: str, subject: str = "B") -> s
     return words if words == "n/a" else f"{subject} is {words}"
 
 
-def _factor(x: float) -> str:
-    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+_factor = numbers.factor

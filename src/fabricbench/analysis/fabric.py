@@ -38,6 +38,7 @@ from fabricbench.analysis.fabric_model import (
     speed_table,
 )
 from fabricbench.analysis.verdict import Verdict
+from fabricbench import numbers
 
 # ibqueryerrors' default thresholds (/etc/infiniband-diags/error_thresholds); PortXmitWait
 # measures congestion, not errors, and is only ranked.
@@ -287,7 +288,7 @@ def _degraded_findings(snap: Snapshot, previous: Optional[Snapshot], thresholds:
 
 
 def _gbps(v: Optional[float]) -> str:
-    return "-" if v is None else (f"{v:.0f}" if v >= 10 else f"{v:.3g}")
+    return "-" if v is None else (numbers.fixed(v, 0) if v >= 10 else numbers.short(v, 3))
 
 
 def _peer_name(snap: Snapshot, key: PortKey) -> Optional[str]:
@@ -307,11 +308,11 @@ def _error_findings(snap: Snapshot, previous: Optional[Snapshot], thresholds: Fa
             growth = value - before if before is not None else None
             grew = growth is not None and growth >= thresholds.growth.get(name, limit)
             if value >= limit or grew:
-                text = f"{name} {value:,}"
+                text = f"{name} {numbers.count(value)}"
                 if growth is not None and growth > 0:
-                    text += f" (+{growth:,} since the previous scan)"
+                    text += f" (+{numbers.count(growth)} since the previous scan)"
                 if value >= limit:
-                    text += f", threshold {limit:,}"
+                    text += f", threshold {numbers.count(limit)}"
                 reasons.append(text)
                 values[name] = value
         if reasons:
@@ -335,7 +336,7 @@ def _worst_errors(snap: Snapshot, previous: Optional[Snapshot], top: int) -> Lis
             continue
         biggest = sorted(((port.counters.get(n, 0), n) for n in ERROR_THRESHOLDS if port.counters.get(n)), reverse=True)
         rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), float(total),
-                             ", ".join(f"{n} {v:,}" for v, n in biggest[:3])))
+                             ", ".join(f"{n} {numbers.count(v)}" for v, n in biggest[:3])))
     return sorted(rows, key=lambda r: (-r.value, r.port))[:top]
 
 
@@ -358,10 +359,10 @@ def _busiest(snap: Snapshot, previous: Optional[Snapshot], top: int) -> Tuple[Li
             share = 100.0 * max(d_sent, d_recv) / capacity
             if share > 0:
                 rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), share,
-                                     f"sent {d_sent:,} B, received {d_recv:,} B in {seconds:,.0f} s on {link_label(link.width, link.speed)}"))
+                                     f"sent {numbers.count(d_sent)} B, received {numbers.count(d_recv)} B in {numbers.grouped(seconds)} s on {link_label(link.width, link.speed)}"))
         elif not seconds and sent + received > 0:
             rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), float(sent + received),
-                                 f"sent {sent:,} B, received {received:,} B"))
+                                 f"sent {numbers.count(sent)} B, received {numbers.count(received)} B"))
     return sorted(rows, key=lambda r: (-r.value, r.port))[:top], ("%" if seconds else "bytes")
 
 

@@ -52,7 +52,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from fabricbench.analysis.verdict import Verdict
-from fabricbench.report.format import number, percent
+from fabricbench.numbers import number, percent
+from fabricbench import numbers
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
@@ -217,7 +218,7 @@ def row_col_medians(m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 # ---- one metric -----------------------------------------------------------------------------
 
-_fmt = number  # the one number formatter (report.format)
+_fmt = number  # the one number formatter (fabricbench.numbers)
 
 
 def _pct(r: float) -> str:
@@ -250,7 +251,7 @@ class _Metric:
     def describe(self, ratio: float) -> str:
         """'48%' (of something) for bandwidth; '2.3x' for latency, whose ratio is a speed ratio."""
         if self.latency:
-            return f"{1.0 / ratio:.1f}x" if ratio > 0 else "inf x"
+            return f"{numbers.fixed(1.0 / ratio, 1)}x" if ratio > 0 else "inf x"
         return _pct(ratio)
 
 
@@ -348,7 +349,7 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
         other = f"{_fmt(m.value(median))} vs {_fmt(m.value(ref))} {m.unit} between the other nodes"
         if m.latency:
             return (f"{m.describe(r)} the {what} as {role} ({other}), "
-                    f"{slow} of its {total} links above {1 / t:.1f}x")
+                    f"{slow} of its {total} links above {numbers.fixed(1 / t, 1)}x")
         return (f"{verb} at {m.describe(r)} of the {what} ({other}), "
                 f"{slow} of its {total} links below {_pct(t)}")
 
@@ -411,7 +412,7 @@ def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, m: _Metric
         f.values["was"] = f.kind
         f.severity = "info"
         f.evidence += (f"; but {alone} when measured alone ({count} pair{'s' if count != 1 else ''}), "
-                       f"{m.describe(f.ratio)} in the sweep: the readings disagree by more than {INCONSISTENT:g}x, "
+                       f"{m.describe(f.ratio)} in the sweep: the readings disagree by more than {numbers.short(INCONSISTENT)}x, "
                        "the host too busy to judge this pair (measure again on a quieter host)")
         return
     if ratio_alone >= t:

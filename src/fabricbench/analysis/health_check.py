@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.health import HealthReport, Thresholds, analyse
 from fabricbench.analysis.health_data import AllPairs, NoAllPairsData, allpairs_from_measurements
+from fabricbench import numbers
 
 __all__ = ["HealthResult", "Thresholds", "NoAllPairsData", "check", "fabric_floor"]
 
@@ -45,7 +46,7 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
     if fabric is None or fabric.data_rate_MBps <= 0:  # unknown, or shared memory: no link rate
         return None
     floor = fabric.data_rate_MBps * percent / 100.0
-    return floor, f"{percent:g}% of {fabric.name}'s {fabric.data_rate_MBps:,.0f} MB/s"
+    return floor, f"{numbers.short(percent)}% of {fabric.name}'s {numbers.grouped(fabric.data_rate_MBps)} MB/s"
 
 
 def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thresholds: Thresholds = Thresholds(),

@@ -22,7 +22,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 
 FIGURES = {  # probe figure: what it times, for the output
     "c2c_us": "a cache line's round trip between two cores",

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from fabricbench.analysis import stats
 from fabricbench.analysis.comparability import busy_host
 from fabricbench.analysis.direction import lower_is_better
+from fabricbench import numbers
 from fabricbench.analysis.matching import definition, family, run_ranks, size_label
 
 RULES = {
@@ -165,7 +166,7 @@ def check_central_tendency(rd: Any) -> List[Finding]:
     if skewed:
         worst = max(skewed.values())
         out.append(Finding("central-tendency", run, f"the mean summarises skewed distributions in {_names(list(skewed))} "
-                           f"(mean up to {worst * 100:.0f}% away from the median)",
+                           f"(mean up to {numbers.fixed(worst * 100, 0)}% away from the median)",
                            "quote the median (compare and check use it) and a tail percentile such as p99",
                            "warning"))
     if averages_only:
@@ -270,7 +271,7 @@ def check_peak(rd: Any) -> List[Finding]:
         return []
     top = max((e for _m, e in over), key=lambda e: e.ratio)
     return [Finding("peak", run, f"{len(over)} bandwidth points show figures above their peak "
-                    f"({_names([_what(m) for m, _e in over])}; worst: {top.statistic} {top.value:,.1f} MB/s): "
+                    f"({_names([_what(m) for m, _e in over])}; worst: {top.statistic} {numbers.grouped(top.value, 1)} MB/s): "
                     + over_peak_note(peak.ceiling.fabric, 100.0 * top.ratio),
                     "check the fabric the run is tagged with; explain the excess wherever the figure is quoted",
                     "warning")]

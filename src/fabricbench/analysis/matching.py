@@ -29,6 +29,8 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from fabricbench import numbers
+
 # Other tools' collectives the engine has no benchmark of (IMB's Reduce_scatter_block), matched
 # as collectives with the engine's own (families collective and nbc of its table).
 OTHER_COLLECTIVES = frozenset({"reduce_scatter_block", "ireduce_scatter_block"})
@@ -390,14 +392,7 @@ def _size_span(keys: Sequence[PointKey]) -> str:
     return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
 
 
-def size_label(size: Optional[int]) -> str:
-    """4194304 -> '4 MiB', 65536 -> '64 KiB', 1000 -> '1000 B' (binary units only when exact)."""
-    if size is None:
-        return "-"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
+size_label = numbers.exact_binary_size  # 4194304 -> '4 MiB', 1000 -> '1000 B'
 
 
 def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:

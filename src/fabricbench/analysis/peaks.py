@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fabricbench.errors import FabricbenchError
+from fabricbench import numbers
 
 try:  # Python 3.11+
     import tomllib as _toml
@@ -190,7 +191,7 @@ _LAB_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 def lab_fabric(rate_bps: float, how: str = "") -> Fabric:
     """A lab link shaped (tc tbf) to rate_bps bits/s, as a catalog-like entry."""
     gbps = rate_bps / 1e9
-    label = f"{gbps:g} Gb/s" if rate_bps >= 1e9 else f"{rate_bps / 1e6:g} Mb/s"
+    label = f"{numbers.short(gbps)} Gb/s" if rate_bps >= 1e9 else f"{numbers.short(rate_bps / 1e6)} Mb/s"
     return Fabric(key=f"lab-{_rate_key(rate_bps)}", name=f"lab link shaped to {label}", family="lab", lanes=1,
                   signalling_gbps=gbps, encoding="none (token bucket on a veth)", efficiency=Fraction(1),
                   data_rate_gbps=gbps, data_rate_MBps=rate_bps / 8e6,
@@ -201,7 +202,7 @@ def _rate_key(bps: float) -> str:
     for unit, scale in (("g", 1e9), ("m", 1e6), ("k", 1e3)):
         if bps >= scale and (bps / scale).is_integer():
             return f"{int(bps / scale)}{unit}"
-    return f"{bps:g}bit"
+    return f"{numbers.short(bps)}bit"
 
 
 def resolve_fabric(name: str) -> Optional[Fabric]:
@@ -503,9 +504,9 @@ def point_peak(ceiling_: Optional["Ceiling"], benchmark: str, metric: str, param
 def over_peak_note(fabric: Optional[Fabric], percent: float) -> str:
     """Why a figure can exceed 100% of its peak: said next to any such figure."""
     if fabric is not None and fabric.family == "lab":
-        return (f"{percent:.1f}% of the shaped rate: the token bucket passes a burst at full speed before it "
+        return (f"{numbers.fixed(percent, 1)}% of the shaped rate: the token bucket passes a burst at full speed before it "
                 "shapes, so short measurements can exceed the rate")
-    return (f"{percent:.1f}% of the peak: more than the link can carry, so part of the traffic did not cross it "
+    return (f"{numbers.fixed(percent, 1)}% of the peak: more than the link can carry, so part of the traffic did not cross it "
             "(ranks sharing a host) or the fabric named for this run is not the one it used (check --tag fabric=)")
 
 
@@ -551,7 +552,7 @@ class PcieLink:
 
     @property
     def name(self) -> str:
-        gen = f"Gen{self.generation}" if self.generation else f"{self.gts:g} GT/s"
+        gen = f"Gen{self.generation}" if self.generation else f"{numbers.short(self.gts)} GT/s"
         return f"PCIe {gen} x{self.width}"
 
 
@@ -609,13 +610,13 @@ class Ceiling:
     def note(self) -> str:
         if self.by == "pcie" and self.fabric is not None and self.pcie is not None:
             return (
-                f"{self.pcie.name} ({self.pcie.data_rate_MBps:,.0f} MB/s) on {self.pcie.nic or 'the NIC'} is the ceiling, "
-                f"not {self.fabric.name} ({self.fabric.data_rate_MBps:,.0f} MB/s)"
+                f"{self.pcie.name} ({numbers.grouped(self.pcie.data_rate_MBps)} MB/s) on {self.pcie.nic or 'the NIC'} is the ceiling, "
+                f"not {self.fabric.name} ({numbers.grouped(self.fabric.data_rate_MBps)} MB/s)"
             )
         if self.fabric is not None:
-            return f"{self.fabric.name}: {self.fabric.data_rate_MBps:,.0f} MB/s per direction"
+            return f"{self.fabric.name}: {numbers.grouped(self.fabric.data_rate_MBps)} MB/s per direction"
         if self.pcie is not None:
-            return f"{self.pcie.name}: {self.pcie.data_rate_MBps:,.0f} MB/s per direction"
+            return f"{self.pcie.name}: {numbers.grouped(self.pcie.data_rate_MBps)} MB/s per direction"
         return ""
 
 
@@ -743,7 +744,7 @@ def detect_peak(ranks: int, nodes: int = 1, cpuinfo: str = "/proc/cpuinfo",
         flops_per_cycle=fpc,
         isa=isa,
         model=cpus[0].get("model name") if cpus else None,
-        source=f"{cores} cores x {ghz:.3f} GHz ({how}) x {fpc} DP flops/cycle ({isa})",
+        source=f"{cores} cores x {numbers.fixed(ghz, 3)} GHz ({how}) x {fpc} DP flops/cycle ({isa})",
     )
 
 

@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from fabricbench.report.format import binary_size
 
 FORMAT = "fabricbench-mpi-profile"
 SUPPORTED_VERSION = 1
@@ -30,9 +29,6 @@ def bin_range(b: int) -> Tuple[int, int]:
     if b <= 0:
         return (0, 0)
     return (1 << (b - 1), (1 << b) - 1)
-
-
-format_bytes = binary_size  # 16384 -> '16 KiB' (report.format)
 
 
 def load_profile(path: PathLike) -> Dict[str, Any]:

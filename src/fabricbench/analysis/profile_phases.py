@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from fabricbench.analysis.profile import _pct, size_label
-from fabricbench.analysis.profile_data import bin_range, format_bytes, rank_threads
-from fabricbench.report.format import fixed, number
+from fabricbench.analysis.profile_data import bin_range, rank_threads
+from fabricbench.numbers import binary_size as format_bytes
+from fabricbench.numbers import percent_share as _pct
+from fabricbench.numbers import sentence_size as size_label
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
 MAX_PHASES = 16      # phases shown at most
@@ -345,42 +346,3 @@ def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
     if out:
         out[-1]["end"] = min(out[-1]["end"], end)  # the last window runs past the end of the run
     return {"phases": out, "method": method, "step": step}
-
-
-def _clock(t: float, step: float) -> str:
-    """A phase boundary to the window's precision (a phase of a few ms shows its length)."""
-    return fixed(t, max(2, min(6, math.ceil(-math.log10(step))))) if step > 0 else number(t)
-
-
-def phase_lines(result: Dict[str, Any]) -> List[str]:
-    """The phases as text (lines of at most about 80 columns): a heading that says how the
-    phases were found and how calls are ranked, then one heading and bullets per phase."""
-    if result["method"] is None:
-        return ["This profile has no time windows (they come from fabricbench's own profiler; mpiP and older "
-                "versions do not record them)."]
-    n = len(result["phases"])
-    how = ("marked by the program's MPI_Pcontrol calls" if result["method"] == "pcontrol"
-           else "where the data-moving MPI calls change")
-    lines = [f"{n} phase{'s' if n != 1 else ''}, {how}",
-             f"(time windows of {number(result['step'])} s, summed over ranks).",
-             f"Calls: {RANKING}.",
-             f"Waits: Barrier, Wait/Test, probes, communicator calls, collectives <= {SYNC_BYTES} B."]
-    for ph in result["phases"]:
-        label = f" after {ph['label']}" if ph["label"] and ph["label"] != "start" else ""
-        lines.append(f"Phase {ph['phase']}{label}: {_clock(ph['start'], result['step'])} s to "
-                     f"{_clock(ph['end'], result['step'])} s, "
-                     f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
-        if not ph["top_calls"]:
-            lines.append("  - no MPI calls")
-        lines += [f"  - {c['sentence']}" for c in ph["top_calls"]]
-    return lines
-
-
-def phase_rows(result: Dict[str, Any]) -> List[List[str]]:
-    """One row per phase: number, start, end, % in MPI, top calls (for report tables)."""
-    return [[str(ph["phase"]), number(ph["start"]), number(ph["end"]), _pct(ph["percent_mpi"]),
-             "; ".join(c["sentence"] for c in ph["top_calls"]) or "no MPI calls"]
-            for ph in result["phases"]]
-
-
-PHASE_HEADERS: Sequence[str] = ("phase", "start (s)", "end (s)", "in MPI", "top calls")

@@ -16,13 +16,7 @@ import statistics
 from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
-from fabricbench.analysis.profile import size_label
-from fabricbench.analysis.profile_data import format_bytes, share_bases
-from fabricbench.report import format as fmt
-from fabricbench.report.format import number, percent
-
-SITE_HEADERS = ("site", "call", "where", "calls", "time (s)", "% MPI", "% wall", "bytes", "mean size", "ranks", "COV")
-
+from fabricbench.analysis.profile_data import share_bases
 
 def site_label(profile: Dict[str, Any], module: int, address: int, symbol: str,
                names: Dict[Tuple[int, int], Tuple[str, str, int]]) -> Dict[str, Any]:
@@ -101,24 +95,3 @@ def _summarize_sites(profile: Dict[str, Any], found: List[Dict[str, Any]], top: 
     dropped = sum(int(r.get("callsites_dropped", 0)) for r in profile["rank_info"])
     return {"sites": sites[:top], "total": len(sites), "dropped_calls": dropped,
             "recorded": "callsites" in profile}
-
-
-def site_rows(summary: Dict[str, Any]) -> List[List[str]]:
-    """Table rows (SITE_HEADERS) of callsites()."""
-    return [[str(s["site"]), s["call"], s["label"], fmt.count(s["count"]), number(s["time"]),
-             percent(s["percent_mpi"]), percent(s["percent_wall"], decimals=2), format_bytes(s["bytes"]),
-             size_label(s["mean_size"]), "-" if s["ranks"] is None else str(s["ranks"]), fmt.fixed(s["cov"])]
-            for s in summary["sites"]]
-
-
-def site_note(summary: Dict[str, Any]) -> str:
-    """What the table leaves out, or '' when nothing."""
-    if not summary["recorded"]:
-        return "This profile has no call sites (written by an older profiler)."
-    parts = []
-    if summary["total"] > len(summary["sites"]):
-        parts.append(f"... and {summary['total'] - len(summary['sites'])} more sites")
-    if summary["dropped_calls"]:
-        parts.append(f"{fmt.count(summary['dropped_calls'])} calls found no free slot in the call-site table "
-                     "and are counted in the totals only")
-    return "; ".join(parts)

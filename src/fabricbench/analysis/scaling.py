@@ -33,7 +33,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from fabricbench.analysis.stats import t_critical_975, welch
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.models.scaling import MIN_SCALES, ModelError, ScalingModel, fit_scaling_model
-from fabricbench.report.format import exact
+from fabricbench.numbers import exact
+from fabricbench import numbers
 
 BENCHMARK = "scale"
 DEFAULT_THRESHOLD = 0.7
@@ -456,7 +457,7 @@ def predict_threshold(
             return Threshold(threshold, measured, hi, int(math.ceil(hi - 1e-9)), "")
         lo = n
         n *= step
-    return Threshold(threshold, measured, None, None, f"the model stays above {threshold:.0%} up to {_num(max_scale)} {series.axis}")
+    return Threshold(threshold, measured, None, None, f"the model stays above {numbers.share(threshold)} up to {_num(max_scale)} {series.axis}")
 
 
 # ---- comparisons ------------------------------------------------------------------------
@@ -567,4 +568,4 @@ def analyse(
     return StudyAnalysis(threshold, analysed, comparisons)
 
 
-_num = exact  # scales as written: 16, 0.5 (report.format)
+_num = exact  # scales as written: 16, 0.5 (fabricbench.numbers)

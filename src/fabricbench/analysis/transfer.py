@@ -21,6 +21,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+from fabricbench import numbers
 
 BENCHMARK = "transfer"
 MB = 1e6
@@ -72,11 +73,11 @@ def judge(result: ReaderResult, expected_bytes: int) -> ReaderResult:
         return result
     if result.exit_status not in (0, None):
         if result.exit_status < 0:
-            result.reason = f"killed by signal {-result.exit_status} after {result.bytes:,} of {expected_bytes:,} bytes"
+            result.reason = f"killed by signal {-result.exit_status} after {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
         else:
-            result.reason = f"exited with status {result.exit_status} after {result.bytes:,} of {expected_bytes:,} bytes"
+            result.reason = f"exited with status {result.exit_status} after {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
     elif result.bytes != expected_bytes:
-        result.reason = f"got {result.bytes:,} of {expected_bytes:,} bytes"
+        result.reason = f"got {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
     return result
 
 

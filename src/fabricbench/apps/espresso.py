@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from fabricbench.apps.base import AppOutputError, AppResult, Figure, Prepared, Recipe, check_size, last_match, need, write
+from fabricbench import numbers
 
 TIME = r"((?:\d+h\s*)?(?:\d+m\s*)?[\d.]+s)"
 TIMER = re.compile(r"^\s*([\w:]+)\s*:\s*" + TIME + r" CPU\s+" + TIME + r" WALL", re.M)
@@ -75,12 +76,12 @@ class PwSilicon(Recipe):
 
     def scf_input(self, size: int) -> str:
         a = 10.26  # bohr, the LDA lattice constant of Si
-        positions = "\n".join(f"Si {(x + i) / size:.6f} {y:.6f} {z:.6f}" for i in range(size) for x, y, z in CUBE)
+        positions = "\n".join(f"Si {numbers.fixed((x + i) / size, 6)} {numbers.fixed(y, 6)} {numbers.fixed(z, 6)}" for i in range(size) for x, y, z in CUBE)
         return f"""&control
    calculation='scf', prefix='si', pseudo_dir='./', outdir='./out'
 /
 &system
-   ibrav=8, celldm(1)={a * size}, celldm(2)={1 / size:.6f}, celldm(3)={1 / size:.6f}, nat={8 * size}, ntyp=1, ecutwfc=20.0
+   ibrav=8, celldm(1)={a * size}, celldm(2)={numbers.fixed(1 / size, 6)}, celldm(3)={numbers.fixed(1 / size, 6)}, nat={8 * size}, ntyp=1, ecutwfc=20.0
 /
 &electrons
    conv_thr=1.0d-8, mixing_beta=0.7

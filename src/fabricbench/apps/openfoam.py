@@ -22,6 +22,7 @@ from typing import Dict, List, Optional
 
 from fabricbench.apps.base import (NUMBER, AppResult, Figure, Prepared, Recipe, check_size, factor_grid, need, printed_step,
                                    write)
+from fabricbench import numbers
 
 EXECUTION = re.compile(r"^ExecutionTime = " + NUMBER + r" s\s+ClockTime = " + NUMBER + r" s", re.M)
 STEP = re.compile(r"^Time = " + NUMBER, re.M)
@@ -33,7 +34,7 @@ HEADER = "FoamFile {{ version 2.0; format ascii; class {cls}; object {obj}; }}\n
 
 FILES: Dict[str, tuple] = {
     "system/controlDict": ("dictionary", f"""application icoFoam;
-startFrom startTime; startTime 0; stopAt endTime; endTime {STEPS * DT:g}; deltaT {DT:g};
+startFrom startTime; startTime 0; stopAt endTime; endTime {numbers.short(STEPS * DT)}; deltaT {numbers.short(DT)};
 writeControl timeStep; writeInterval 100000; purgeWrite 0; writeFormat ascii; writePrecision 6;
 writeCompression off; timeFormat general; timePrecision 6; runTimeModifiable false;
 functions

@@ -11,7 +11,7 @@ from fabricbench.cli.app import console, json_option, label_option, main, parse_
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.cli.output import print_model_table
 from fabricbench.errors import UsageError
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 
 
 @main.group("app")

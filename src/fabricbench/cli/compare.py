@@ -10,6 +10,7 @@ from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
 from fabricbench.errors import UsageError
+from fabricbench import numbers
 
 
 def verdict_options(f):
@@ -42,12 +43,6 @@ def _num(v: Optional[float]) -> str:
     return fmt_value(v)
 
 
-def _ratio(r: Optional[float]) -> str:
-    if r is None:
-        return "-"
-    if r >= 1000:
-        return f"{r:,.0f}"
-    return f"{r:.2g}" if r < 0.01 else f"{r:.3g}"
 
 
 def print_comparability(comp) -> None:
@@ -74,23 +69,6 @@ _STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed
           "not judged": "yellow"}
 
 
-def _ci(ci) -> str:
-    """A ratio's CI, readable when it is very wide (too few or too spread samples)."""
-    if ci is None:
-        return ""
-    lo = "0" if ci[0] < 0.0001 else _ratio(ci[0])
-    hi = ">999" if ci[1] > 999 else _ratio(ci[1])
-    return f"{lo}-{hi}"
-
-
-def _diff(d: Optional[float]) -> str:
-    if d is None:
-        return "-"
-    if abs(d) >= 100:
-        return f"{d:+,.0f}"
-    return f"{d:+.2f}" if abs(d) >= 1 else f"{d:+.3g}"
-
-
 def series_table(s, wide: bool = False) -> Table:
     """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
     from fabricbench.analysis.direction import direction_word
@@ -104,14 +82,14 @@ def series_table(s, wide: bool = False) -> Table:
         t.add_column(head, justify="right", overflow="fold")
     t.add_column("Verdict", overflow="fold")
     for p in s.points:
-        row = ([f"{p.size:,}" if isinstance(p.size, int) else ""] if has_size else [])
-        row += [_num(p.a), _num(p.b)] + ([_diff(p.diff)] if wide else []) + [_ratio(p.ratio), _ci(p.ratio_ci)]
+        row = ([numbers.count(p.size) if isinstance(p.size, int) else ""] if has_size else [])
+        row += [_num(p.a), _num(p.b)] + ([numbers.difference(p.diff)] if wide else []) + [numbers.factor(p.ratio), numbers.interval(p.ratio_ci)]
         t.add_row(*[Text(c) for c in row], Text(p.short(), style=_STYLE.get(p.verdict, "")))
     return t
 
 
 def _change(c: Optional[float]) -> str:
-    from fabricbench.report.format import percent
+    from fabricbench.numbers import percent
 
     return "-" if c is None else percent(100.0 * c, signed=True)
 
@@ -289,8 +267,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
                     console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))
         if worse:
             console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
-                               f"by {min_effect:g}% or more.", style="bold red"))
+                               f"by {numbers.short(min_effect)}% or more.", style="bold red"))
         else:
-            console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {min_effect:g}% or more.",
+            console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {numbers.short(min_effect)}% or more.",
                                style="bold green"))
     ctx.exit(1 if worse else 0)

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench import numbers
 
 EXIT_CANNOT_RUN = 2
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -332,7 +333,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("errors", justify="right")
         table.add_column("largest counters", overflow="fold")
         for r in report.worst_errors:
-            table.add_row(r.port, r.peer or "-", f"{r.value:,.0f}", r.detail)
+            table.add_row(r.port, r.peer or "-", numbers.grouped(r.value), r.detail)
         console.print(table)
     if report.busiest:
         unit = report.utilisation_unit
@@ -344,7 +345,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("utilisation (%)" if unit == "%" else "data (bytes)", justify="right")
         table.add_column("detail", overflow="fold")
         for r in report.busiest:
-            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else f"{r.value:,.0f}", r.detail)
+            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else numbers.grouped(r.value), r.detail)
         console.print(table)
     for note in report.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)

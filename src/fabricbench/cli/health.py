@@ -15,8 +15,9 @@ from rich.table import Table
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.cli.measure import build_layout, launch_options, make_launcher
 from fabricbench.errors import FabricbenchError, UsageError
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 from fabricbench.workflows.session import RunInterrupted
+from fabricbench import numbers
 
 NODE_TABLE_MAX = 64  # larger checks list the flagged and the slowest nodes only
 EXIT_CANNOT_RUN = 2
@@ -148,13 +149,13 @@ def show(result) -> None:
     console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
     how = [f"run {result.run.id} ({result.run.kind})", f"{data.n} nodes"]
     if data.size:
-        how.append(f"bandwidth at {data.size:,} bytes, timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
-                   if data.direction else f"bandwidth at {data.size:,} bytes")
+        how.append(f"bandwidth at {numbers.count(data.size)} bytes, timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
+                   if data.direction else f"bandwidth at {numbers.count(data.size)} bytes")
     if data.mode:
         how.append(f"{data.mode} mode")
     th = report.thresholds
-    how.append(f"thresholds: bandwidth < {th.threshold:.0%}, latency > {1 / th.latency_threshold:.1f}x, "
-               f"asymmetry < {th.asymmetry:.0%} of the expectation")
+    how.append(f"thresholds: bandwidth < {numbers.share(th.threshold)}, latency > {numbers.fixed(1 / th.latency_threshold, 1)}x, "
+               f"asymmetry < {numbers.share(th.asymmetry)} of the expectation")
     console.print("; ".join(how), style="dim", highlight=False, soft_wrap=True)
 
     if report.findings:
@@ -192,7 +193,7 @@ def show(result) -> None:
         row = [f"[bold red]{name}[/]" if name in flagged else name]
         if bw:
             s, r = bw.send.get(name), bw.receive.get(name)
-            row += [_fmt(s), _fmt(r), f"{min(s, r) / bw.median:.0%}" if s and r and bw.median else "-"]
+            row += [_fmt(s), _fmt(r), numbers.share(min(s, r) / bw.median) if s and r and bw.median else "-"]
         if lat:
             row.append(_fmt(lat.send.get(name)))
         nodes.add_row(*row)

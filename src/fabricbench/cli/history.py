@@ -10,6 +10,7 @@ from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, parse_tags, pass_state, print_json
 from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench import numbers
 
 
 @main.command()
@@ -65,7 +66,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
         ci = "-" if r.ci is None else f"{fmt_value(r.ci[0])}-{fmt_value(r.ci[1])}"
         vs = "first" if r.vs_first is None and r is hist.rows[0] else (r.vs_first.short() if r.vs_first else "-")
         if r.vs_first is not None and r.vs_first.ratio is not None:
-            vs += f" (x{r.vs_first.ratio:.3g})"
+            vs += f" (x{numbers.short(r.vs_first.ratio, 3)})"
         cells = [str(r.run.id), r.run.created.replace("T", " ")[:19], r.run.label or "",
                  " ".join(f"{k}={v}" for k, v in sorted(r.run.tags.items()))]
         cells += [r.line] if lines else []

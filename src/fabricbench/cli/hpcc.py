@@ -19,7 +19,7 @@ from fabricbench.cli.app import (
     tag_option,
 )
 from fabricbench.errors import UsageError
-from fabricbench.report.format import exact, number, percent
+from fabricbench.numbers import exact, number, percent
 
 
 @main.command("hpcc")

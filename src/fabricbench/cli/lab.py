@@ -15,6 +15,7 @@ from fabricbench.errors import UsageError
 from fabricbench.lab import LabError, LabSpec, current_lab, lab_name, parse_degrade, parse_rate, tcp_goodput
 from fabricbench.lab import core as lab_core
 from fabricbench.lab.spec import DEFAULT_LINK, default_subnet
+from fabricbench import numbers
 
 name_option = click.option(
     "--name",
@@ -103,7 +104,7 @@ def up(nodes: int, link: str, switches: str, uplink: Optional[str], degrade: Tup
     console.print(f"hostfile: {the_lab.hostfile_path}")
     _print_slurm(the_lab.status(), name)
     console.print(
-        f"TCP goodput of a {the_lab.shape['link']} link: {tcp_goodput(spec.link_bps(), spec.mtu) / 1e6:.2f} MB/s; "
+        f"TCP goodput of a {the_lab.shape['link']} link: {numbers.fixed(tcp_goodput(spec.link_bps(), spec.mtu) / 1e6, 2)} MB/s; "
         f"measure with: {'FABRICBENCH_LAB=' + name + ' ' if name != 'fbl' else ''}fabricbench run quick --launcher lab"
     )
 

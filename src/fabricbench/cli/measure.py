@@ -11,10 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from fabricbench import suite
 from fabricbench.cli.app import console, label_option, main, parse_tags, pass_state, safe_markup, tag_option
 from fabricbench.cli.progress import progress as make_progress
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 from fabricbench.errors import UsageError
 from fabricbench.launch import Layout, get_launcher, launcher_names
 from fabricbench.workflows.engine import Observer, measure
+from fabricbench import numbers
 
 
 class ProgressObserver(Observer):
@@ -129,7 +130,7 @@ def run(state, selection: Tuple[str, ...], np, hostfile, hosts, ppn, launcher, m
     if precision is not None:
         if iterations:
             raise UsageError("--precision is the stopping rule of the adaptive count; --iterations fixes the count")
-        extra += ["--precision", f"{precision:g}"]
+        extra += ["--precision", numbers.short(precision)]
     rma = [(o, v) for o, v in (("--win-sync", win_sync), ("--win-alloc", win_alloc)) if v]
     steps = suite.plan(selection, chosen.layout.np, sizes=sizes, extra=extra, order=order, where_taken=rma)
     steps, bound_s = announce_time(steps, chosen, repeat)
@@ -250,7 +251,7 @@ def ceiling_lines(found, link: str) -> list:
         at = f" at {fmt.binary_size(worst.size)}" if worst.size is not None else ""
         lines.append(f"  ! {bench}: {len(mine)} point{'s' if len(mine) != 1 else ''} show figures above the "
                      f"{fmt.number(worst.ceiling_MBps)} MB/s {link or 'the link'} can carry, "
-                     f"worst {top.statistic} {fmt.number(top.value)} MB/s{at} ({top.ratio:.2f}x): not physical "
+                     f"worst {top.statistic} {fmt.number(top.value)} MB/s{at} ({numbers.fixed(top.ratio, 2)}x): not physical "
                      "(a burst passed unshaped, or the traffic did not cross the link)")
     return lines
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
+from fabricbench import numbers
 
 
 @main.group(cls=type(main))
@@ -12,7 +13,7 @@ def model() -> None:
 
 
 def _show(state, ref: str, as_json: bool) -> None:
-    from fabricbench.models.fabric import format_fabric_model
+    from fabricbench.report.words.models import format_fabric_model
     from fabricbench.models.predict import _looks_like_run, models_for
 
     store = state.read(ref) if _looks_like_run(str(ref)) else None
@@ -23,7 +24,7 @@ def _show(state, ref: str, as_json: bool) -> None:
     for line in format_fabric_model(models[0]):
         console.print(line, highlight=False, markup=False)
     if len(models) > 1:
-        ends = ", ".join(f"{m.p2p.alpha_us:g} us + n / {m.p2p.beta_MBps:g} MB/s" for m in models[1:])
+        ends = ", ".join(f"{numbers.short(m.p2p.alpha_us)} us + n / {numbers.short(m.p2p.beta_MBps)} MB/s" for m in models[1:])
         console.print(f"  band ends: {ends}", highlight=False, markup=False)
 
 

@@ -33,7 +33,8 @@ def predict(state, profile_ref, on, source, top, report_path, check_ref, as_json
     models; waiting from imbalance is bounded separately. Prints the predicted time, how many
     times faster, the calls that account for the change and the assumptions.
     """
-    from fabricbench.models.predict import check_against, format_check, format_prediction, predict_case
+    from fabricbench.models.predict import check_against, predict_case
+    from fabricbench.report.words.models import format_check, format_prediction
 
     store = state.read(profile_ref)
     p, models, points = predict_case(store, profile_ref, on=on, source=source)

@@ -90,6 +90,7 @@ def show_profile(state, run_ref, top, by, phases, as_json):
     --by callsite says where in the program (mpiP's call-site view); --phases says when.
     """
     from fabricbench.analysis import profile as prof
+    from fabricbench.report.words import profile as words
 
     store = state.read(run_ref)
     run = store.get_run(run_ref)
@@ -115,34 +116,35 @@ def show_profile(state, run_ref, top, by, phases, as_json):
     if run.label or run.tags:
         console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}",
                       highlight=False, markup=False)
-    for line in prof.head_lines(s):
+    for line in words.head_lines(s):
         console.print(line, highlight=False, markup=False)
     if s["top_calls"]:
         console.print("\nTop MPI calls by time (summed over ranks):")
         for c in s["top_calls"]:
             console.print(f"  - {c['sentence']}", highlight=False, markup=False)
-        console.print(_table(prof.CALL_HEADERS, prof.call_rows(s), "lrrrrrl"))
+        console.print(_table(words.CALL_HEADERS, words.call_rows(s), "lrrrrrl"))
         if s["calls_total"] > len(s["top_calls"]):
             console.print(f"  ... and {s['calls_total'] - len(s['top_calls'])} more calls")
     else:
         console.print("No MPI calls were recorded.")
-    console.print(prof.imbalance_line(s), highlight=False, markup=False)
+    console.print(words.imbalance_line(s), highlight=False, markup=False)
     if s["top_talkers"]:
-        console.print(f"Top talkers (bytes from source to destination rank; {prof.format_bytes(s['matrix_bytes'])} in all):",
+        console.print(f"Top talkers (bytes from source to destination rank; {words.format_bytes(s['matrix_bytes'])} in all):",
                       highlight=False, markup=False)
-        console.print(_table(prof.TALKER_HEADERS, prof.talker_rows(s), "rrrrl"))
+        console.print(_table(words.TALKER_HEADERS, words.talker_rows(s), "rrrrl"))
     else:
         console.print("No point-to-point, one-sided or collective traffic between ranks was recorded.")
 
 
 def _show_sites_or_phases(run, data, s, top: int, sites: bool, phases: bool) -> None:
-    from fabricbench.analysis import profile as prof
+    from fabricbench.report.words import profile as words
 
     console.print(f"run {run.id} {run.label or ''}".rstrip(), highlight=False, markup=False)
-    for line in prof.head_lines(s):
+    for line in words.head_lines(s):
         console.print(line, highlight=False, markup=False)
     if sites:
-        from fabricbench.analysis.profile_sites import SITE_HEADERS, callsites, site_note, site_rows
+        from fabricbench.analysis.profile_sites import callsites
+        from fabricbench.report.words.profile import SITE_HEADERS, site_note, site_rows
 
         cs = callsites(data, top=top)
         console.print("\nMPI time by call site (summed over ranks; COV: spread of the site's time over its ranks):",
@@ -153,7 +155,8 @@ def _show_sites_or_phases(run, data, s, top: int, sites: bool, phases: bool) -> 
         if note:
             console.print(note, highlight=False, markup=False)
     if phases:
-        from fabricbench.analysis.profile_phases import phase_lines, phases as find_phases
+        from fabricbench.analysis.profile_phases import phases as find_phases
+        from fabricbench.report.words.profile import phase_lines
 
         console.print("")
         for line in phase_lines(find_phases(data)):

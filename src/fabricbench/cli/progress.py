@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from fabricbench.cli.output import err_console
-from fabricbench.report.format import duration
+from fabricbench.numbers import duration
+from fabricbench import numbers
 
 LINE_EVERY = 15.0  # seconds between two progress lines on a non-terminal
 
@@ -79,7 +80,7 @@ class LineProgress:
     def line(self, task: LineTask) -> str:
         parts = [task.description] + [str(v) for v in task.fields.values() if v not in (None, "")]
         if task.total:
-            parts.append(f"{task.completed:.0f}/{task.total:.0f}")
+            parts.append(f"{numbers.fixed(task.completed, 0)}/{numbers.fixed(task.total, 0)}")
         return f"[{duration(self.clock() - self.started)}] " + " ".join(parts)
 
     def _maybe_print(self, task: LineTask) -> None:

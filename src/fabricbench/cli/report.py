@@ -9,7 +9,7 @@ from rich.text import Text
 
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
 from fabricbench.errors import UsageError
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 
 
 @main.command()

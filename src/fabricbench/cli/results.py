@@ -15,7 +15,7 @@ from fabricbench.analysis.host_state import describe_probes
 from fabricbench.analysis.precision import missed_precision, missed_share
 from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
 from fabricbench.errors import UsageError
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 from fabricbench.store import HOST_PROBE, Measurement, Run
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported when a command opens it, not for --help

@@ -16,7 +16,7 @@ from fabricbench.cli.output import print_model_table
 from fabricbench.cli.progress import progress as make_progress
 from fabricbench.errors import UsageError
 from fabricbench.launch import get_launcher, launcher_names
-from fabricbench.report.format import duration
+from fabricbench.numbers import duration
 
 
 def _fmt_eta(seconds: Optional[float]) -> str:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from fabricbench.cli.app import console, err_console, json_option, label_option, main, parse_tags, pass_state, print_json, tag_option
 from fabricbench.errors import FabricbenchError, UsageError
+from fabricbench import numbers
 
 LAUNCHERS = ("lab", "hosts")
 
@@ -133,7 +134,7 @@ def show(outcome) -> None:
 
     summary = outcome.summary
     run = outcome.run
-    size = f"{summary.file_size:,}-byte file" if summary.file_size else "file"
+    size = f"{numbers.count(summary.file_size)}-byte file" if summary.file_size else "file"
     console.print(f"run [bold]{run.id}[/] {run.status}: transfer of a {size} from {summary.server}", highlight=False)
     # One narrow table per protocol and cache state, so no number is ever cut on an 80-column terminal.
     for variant in dict.fromkeys((r.protocol, r.cache) for r in summary.rows):
@@ -152,8 +153,8 @@ def show(outcome) -> None:
             skew = r.start_skew.median * 1e3 if r.start_skew.median is not None else None
             table.add_row(str(r.readers), fmt_value(r.per_reader.median), fmt_value(r.aggregate.median),
                           *([] if one_ceiling else [fmt_value(r.ceiling)]),
-                          f"{r.of_ceiling:.0%}" if r.of_ceiling is not None else "-",
-                          f"{r.fairness.median:.3f}" if r.fairness.median is not None else "-", fmt_value(skew),
+                          numbers.share(r.of_ceiling) if r.of_ceiling is not None else "-",
+                          numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", fmt_value(skew),
                           fmt_value(r.time_to_last_byte.median), f"{r.failed} of {r.transfers}" if r.failed else "0")
         console.print(table)
     for line in findings(summary):

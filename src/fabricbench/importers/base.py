@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 from fabricbench.errors import FabricbenchError
 from fabricbench.store.records import Measurement
+from fabricbench import numbers
 
 # Unit factors to the project's units (bandwidth: decimal MB/s = 1e6 B/s).
 MIB_PER_S = 1048576 / 1e6  # MiB/s -> MB/s
@@ -48,7 +49,7 @@ INT64_MAX = 2 ** 63 - 1
 
 def scale(value: float, factor: float) -> float:
     """value x factor, rounded to 12 significant digits so conversions do not print as 75721.90000000001."""
-    return float(f"{value * factor:.12g}")
+    return float(numbers.short(value * factor, 12))
 
 
 SINK: "contextvars.ContextVar[Optional[Callable[[Measurement], None]]]" = contextvars.ContextVar("sink", default=None)
@@ -144,7 +145,7 @@ class Source:
         if problem:
             raise ImportFormatError(path, None, problem)
         if st.st_size > max_bytes:
-            raise ImportFormatError(path, None, f"is {st.st_size:,} bytes, over the import limit of {max_bytes:,} "
+            raise ImportFormatError(path, None, f"is {numbers.count(st.st_size)} bytes, over the import limit of {numbers.count(max_bytes)} "
                                                 "bytes (raise it with --max-file-size)")
         try:
             # O_NONBLOCK: should the path have become a FIFO since the stat, open() must not wait for a writer.
@@ -199,9 +200,9 @@ class Source:
                 carry = lines.pop() + ("\r" if held_cr else "")
                 if len(text) > MAX_LINE_BYTES and lines and max(map(len, lines)) > MAX_LINE_BYTES:
                     long = next(i for i, t in enumerate(lines) if len(t) > MAX_LINE_BYTES)
-                    raise self.error(no + long + 1, f"a line longer than {MAX_LINE_BYTES:,} bytes: not a text results file")
+                    raise self.error(no + long + 1, f"a line longer than {numbers.count(MAX_LINE_BYTES)} bytes: not a text results file")
                 if len(carry) > MAX_LINE_BYTES:
-                    raise self.error(no + len(lines) + 1, f"a line longer than {MAX_LINE_BYTES:,} bytes: "
+                    raise self.error(no + len(lines) + 1, f"a line longer than {numbers.count(MAX_LINE_BYTES)} bytes: "
                                                           "not a text results file")
                 for line in lines:
                     no += 1
@@ -216,8 +217,8 @@ class Source:
         """The whole text, for formats that must be read at once (bounded by WHOLE_TEXT_LIMIT)."""
         if self._text is None:
             if self.size > WHOLE_TEXT_LIMIT:
-                raise self.error(None, f"{self.size:,} bytes is too large for a report read as a whole "
-                                       f"(limit {WHOLE_TEXT_LIMIT:,} bytes)")
+                raise self.error(None, f"{numbers.count(self.size)} bytes is too large for a report read as a whole "
+                                       f"(limit {numbers.count(WHOLE_TEXT_LIMIT)} bytes)")
             with self._open() as fh:
                 text = fh.read().decode("utf-8")
             if text.startswith("\ufeff"):
@@ -260,7 +261,7 @@ def _check_stream(path: str, fh, max_bytes: Optional[int]) -> Tuple[int, str, by
                                              "(iconv -f UTF-16 -t UTF-8 FILE > FILE.txt)")
         size += len(chunk)
         if max_bytes is not None and size > max_bytes:
-            raise ImportFormatError(path, None, f"grows past the import limit of {max_bytes:,} bytes while being read")
+            raise ImportFormatError(path, None, f"grows past the import limit of {numbers.count(max_bytes)} bytes while being read")
         digest.update(chunk)
         if len(head) < HEAD_BYTES:
             head += chunk[:HEAD_BYTES - len(head)]

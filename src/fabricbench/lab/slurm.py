@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.lab import agent
 from fabricbench.lab.errors import LabError
+from fabricbench import numbers
 
 PARTITION = "lab"
 READY_TIMEOUT_S = 90.0
@@ -215,7 +216,7 @@ def _wait_idle(lab, run_dir: Path, directory: Path) -> None:
             if len(states) == len(lab.nodes) and all(s in ("idle", "mix", "alloc") for s in states.values()):
                 return
         time.sleep(0.5)
-    raise LabError(f"lab up --slurm: the nodes did not become idle within {READY_TIMEOUT_S:.0f} s "
+    raise LabError(f"lab up --slurm: the nodes did not become idle within {numbers.seconds(READY_TIMEOUT_S)} s "
                    f"(sinfo: {states or 'no answer'}); logs in {directory}")
 
 

@@ -13,6 +13,7 @@ import time
 from typing import List, Optional, Sequence, Tuple
 
 from fabricbench.lab.errors import LabError
+from fabricbench import numbers
 
 COMMAND_TIMEOUT_S = 30.0
 NETNS_DIR = "/run/netns"  # where `ip netns add` mounts namespaces (/var/run is a link to /run)
@@ -33,7 +34,7 @@ def run(argv: Sequence[str], check: bool = True, timeout: float = COMMAND_TIMEOU
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise LabError(f"'{_show(argv)}' did not finish within {timeout:.0f} s") from None
+        raise LabError(f"'{_show(argv)}' did not finish within {numbers.seconds(timeout)} s") from None
     if check and done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
         raise LabError(f"'{_show(argv)}' failed: {detail[-1] if detail else f'exit status {done.returncode}'}")

@@ -43,6 +43,8 @@ from collections import deque
 from contextlib import contextmanager
 from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
+from fabricbench import numbers
+
 STOP_GRACE_S = 5.0
 GUARD_GRACE_S = 3.0  # what the guard gives a job between SIGTERM and SIGKILL once fabricbench is gone
 INHERIT = "inherit"  # a Job's stdout/stderr: this process's own, neither read nor redirected
@@ -380,7 +382,7 @@ class Daemon:
                                    f"{self.log_tail() or 'no output'}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"{what} was not ready after {timeout:.0f} s: {self.log_tail() or 'no output'}")
+                raise RuntimeError(f"{what} was not ready after {numbers.seconds(timeout)} s: {self.log_tail() or 'no output'}")
             time.sleep(0.05)
 
     def stop(self) -> Optional[int]:
@@ -393,7 +395,7 @@ class Silent(Exception):
     """A job printed nothing for longer than it was allowed (Job.lines' `silence`)."""
 
     def __init__(self, seconds: float):
-        super().__init__(f"no output for {seconds:.0f} s")
+        super().__init__(f"no output for {numbers.seconds(seconds)} s")
         self.seconds = seconds
 
 
@@ -437,7 +439,7 @@ def run_capture(argv: Sequence[str], env=None, timeout: float = 120.0, cwd=None)
         rc = job.wait(timeout=max(1.0, timeout))
     except (TimeoutError, subprocess.TimeoutExpired):
         job.stop()
-        raise TimeoutError(f"{' '.join(argv[:3])} ... did not finish in {timeout:.0f} s") from None
+        raise TimeoutError(f"{' '.join(argv[:3])} ... did not finish in {numbers.seconds(timeout)} s") from None
     except BaseException:
         job.stop()
         raise

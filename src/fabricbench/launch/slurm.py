@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.launch.base import LaunchError
+from fabricbench import numbers
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class SlurmCluster:
         try:
             return run_short(full, env=self.env(), timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise LaunchError(f"'{' '.join(argv[:2])}' did not answer within {timeout:.0f} s: is slurmctld up?") from None
+            raise LaunchError(f"'{' '.join(argv[:2])}' did not answer within {numbers.seconds(timeout)} s: is slurmctld up?") from None
 
     def check(self, argv: Sequence[str], timeout: float = 60.0) -> str:
         """stdout of a client command; LaunchError quoting Slurm's last words when it fails."""

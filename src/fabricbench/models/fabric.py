@@ -16,6 +16,7 @@ from fabricbench.errors import FabricbenchError
 from fabricbench.models.collective import FORMS, CollectiveModel, derived_collective
 from fabricbench.models.exchange import ExchangeCost, fit_exchange
 from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
+from fabricbench import numbers
 
 
 SMALL = 64  # bytes: messages whose time is the per-message overhead alone
@@ -158,7 +159,7 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
     notes: List[str] = []
     if ceiling and p2p.beta_MBps > ceiling:
         notes.append(f"the largest sizes measured ({p2p.valid_sizes[1]} B) still pass faster than the link's "
-                     f"{ceiling:.4g} MB/s (a burst regime): larger messages are costed at the link's rate")
+                     f"{numbers.short(ceiling, 4)} MB/s (a burst regime): larger messages are costed at the link's rate")
     colls: Dict[str, CollectiveModel] = {}
     ranks = run.ranks or 0
     for call in FORMS:
@@ -175,8 +176,8 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         smallest = points[call][0][0]
         form = derived_collective(call, p2p).time_us(smallest, ranks or 2)
         if form > 0 and fitted.time_us(smallest, ranks) > DISTURBED * form:
-            notes.append(f"{call}: measured {fitted.time_us(smallest, ranks):.4g} us at {int(smallest)} B, over {DISTURBED}x "
-                         f"its algorithm over point-to-point ({form:.4g} us): a disturbed measurement, the form is used")
+            notes.append(f"{call}: measured {numbers.short(fitted.time_us(smallest, ranks), 4)} us at {int(smallest)} B, over {DISTURBED}x "
+                         f"its algorithm over point-to-point ({numbers.short(form, 4)} us): a disturbed measurement, the form is used")
             continue
         colls[call] = fitted
     loggp = None
@@ -204,47 +205,6 @@ def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
 
     def make(lat: float, bw: float, tag: str) -> FabricModel:
         return FabricModel(name=f"{fabric.name} (catalogue{tag})", p2p=catalogue_hockney(lat, bw, src), catalogue=True,
-                           notes=(f"point-to-point {lat:g} us + n / {bw:g} MB/s; collectives from the textbook algorithms",))
+                           notes=(f"point-to-point {numbers.short(lat)} us + n / {numbers.short(bw)} MB/s; collectives from the textbook algorithms",))
 
     return (make((lo + hi) / 2, (bw_lo + bw_hi) / 2, ""), make(lo, bw_hi, ", fast end"), make(hi, bw_lo, ", slow end"))
-
-
-def format_fabric_model(m: FabricModel) -> List[str]:
-    """A fabric model as lines: point-to-point regimes, LogGP, collectives, with fit errors."""
-    from fabricbench.report.format import binary_size, number, percent
-
-    def fit_text(h: HockneyModel) -> str:
-        if h.fit is None:
-            return "published figures, not fitted"
-        return (f"fit error median {percent(100 * h.fit.median_rel)}, worst {percent(100 * h.fit.max_rel)} "
-                f"over {h.fit.points} sizes")
-
-    def regimes(h: HockneyModel) -> List[str]:
-        out = []
-        for r in h.regimes:
-            beta = f"{number(r.beta_MBps)} MB/s" if r.beta_MBps != float("inf") else "no size dependence"
-            span = "any size" if h.fit is None else f"{binary_size(r.size_min)} .. {binary_size(r.size_max)}"
-            out.append(f"    {span:<22} alpha {number(r.alpha_us)} us, beta {beta}")
-        return out
-
-    lines = [f"model of {m.name}", f"  point-to-point (Hockney, t = alpha + n / beta): {fit_text(m.p2p)}"]
-    if m.p2p.breakpoints:
-        lines.append("  protocol breakpoints found at " + ", ".join(binary_size(b) for b in m.p2p.breakpoints))
-    lines += regimes(m.p2p)
-    if m.loggp:
-        g = m.loggp
-        lines.append(f"  LogGP: L {number(g.L_us)} us, o_send {number(g.o_send_us)} us, o_recv {number(g.o_recv_us)} us, "
-                     f"g {number(g.g_us)} us, G {number(g.G_us_per_byte * 1e3)} ns/byte, O {number(g.O_us_per_byte * 1e3)} ns/byte "
-                     f"(sizes {binary_size(g.valid_sizes[0])} .. {binary_size(g.valid_sizes[1])}; fit error median "
-                     f"{percent(100 * g.fit.median_rel)})")
-    if m.exchange:
-        x = m.exchange
-        lines.append(f"  exchange on shared cores (core share {number(x.core_share)}): core time per message "
-                     + ", ".join(f"{number(x.cpu_per_message_us(n))} us at {binary_size(n)}" for n in x.sizes[::max(1, len(x.sizes) // 4)]))
-    for name, c in m.collectives.items():
-        lines.append(f"  {name} on {c.ranks} ranks ({c.algorithm} form for other counts): {fit_text(c.model)}")
-        lines += regimes(c.model)
-    if not m.collectives:
-        lines.append("  collectives: derived from point-to-point with the textbook algorithms")
-    lines += [f"  note: {n}" for n in m.notes]
-    return lines

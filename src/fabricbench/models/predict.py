@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
 from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us, collective_stream_floor_us
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
+from fabricbench import numbers
 
 LATENCY_NOISE = 1.25  # small-message latencies closer than this ratio are taken as equal
 BLOCKING_P2P = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Sendrecv",
@@ -335,7 +336,7 @@ def _messaging(groups, model: FabricModel) -> Optional[Dict[int, Tuple[float, fl
 
 
 def _floor_assumption(p: Prediction, b: FabricModel) -> str:
-    from fabricbench.report.format import number
+    from fabricbench.numbers import number
 
     f = p.cpu_floor
     m = f"ranks shared cores on A: {sharing_sentence(f)}"
@@ -360,7 +361,7 @@ def _floor_assumption(p: Prediction, b: FabricModel) -> str:
 
 def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool, ratio: float) -> List[str]:
     same = "A and B have the same small-message latency within noise, so it is kept" if ratio == 1.0 else \
-        f"it scales with the small-message latency, x{ratio:.3g}"
+        f"it scales with the small-message latency, x{numbers.short(ratio, 3)}"
     out = [
         "compute time (application time less MPI time) is the same on both fabrics: same nodes, same ranks",
         "each rank's point-to-point messages are re-costed with B's model at their sizes (the busier direction "
@@ -553,91 +554,14 @@ def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float) -> Non
         measured = p.band["profiles_measured_s"]
         p.assumptions.append(
             f"the band holds the application's own run-to-run spread: {len(measured)} profiles of it on A took "
-            f"{min(measured):.4g} .. {max(measured):.4g} s, each predicted on B")
+            f"{numbers.short(min(measured), 4)} .. {numbers.short(max(measured), 4)} s, each predicted on B")
     else:
         p.assumptions.append(
             "one profile: the application's run-to-run spread is not in the band; profile it several times "
             "on A (fabricbench profile ... or app run --profile, the same ranks and tags) and predict again")
     if fit:
-        p.assumptions.append(f"the band widens the communication time by the models' fit error ({100 * fit:.1f}%)")
+        p.assumptions.append(f"the band widens the communication time by the models' fit error ({numbers.fixed(100 * fit, 1)}%)")
 
 
 def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
     return predict_case(store, profile_ref, on, source)[0]
-
-
-# ---- as text ------------------------------------------------------------------------
-
-
-def _band_note(p: Prediction) -> str:
-    """'; 5 profiles, fit error 3.1%' — what the band is made of."""
-    b = p.band or {}
-    if not b:
-        return ""
-    parts = [f"{b['profiles']} profiles" if b["profiles"] > 1 else "1 profile: its spread unknown"]
-    if b.get("fit_error"):
-        parts.append(f"fit error {100 * b['fit_error']:.1f}%")
-    return "; " + ", ".join(parts)
-
-
-def _replicate_line(p: Prediction) -> List[str]:
-    """With several profiles: what they took on A and the median of their predictions on B."""
-    from statistics import median
-
-    from fabricbench.report.format import number
-
-    b = p.band or {}
-    if b.get("profiles", 1) < 2:
-        return []
-    measured, predicted = b["profiles_measured_s"], b["profiles_predicted_s"]
-    return [f"the {b['profiles']} profiles of {p.application or 'the application'} took {number(min(measured))} .. "
-            f"{number(max(measured))} s on A and predict {number(median(predicted))} s on B (median)"]
-
-
-def format_check(c: Dict[str, Any]) -> List[str]:
-    """A check of a prediction against a measured run, as lines."""
-    from fabricbench.report.format import number, signed
-
-    where = "inside" if c["in_band"] else "outside"
-    lines = [f"checked against run {c['run']}" + (f" ({c['label']})" if c["label"] else "") +
-             f": measured {number(c['measured_s'])} s ({c['figure']}); predicted {number(c['predicted_s'])} s: "
-             f"error {signed(100 * c['error'])}% ({where} the band)" if c["error"] is not None else
-             f"checked against run {c['run']}: measured 0 s"]
-    lines += [f"  caution: {n}" for n in c["notes"]]
-    return lines
-
-
-def format_prediction(p: Prediction, top: int = 5) -> List[str]:
-    """The prediction as lines: headline, band, the calls behind the change, assumptions."""
-    from fabricbench.report.format import binary_size, number, ratio, signed
-
-    faster = p.predicted_s < p.measured_s
-    word = "faster" if faster else "slower"
-    factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
-    what = (f"{p.application}, profile run {p.profile_run}" if p.application else
-            f"profile run {p.profile_run}" if p.profile_run else "the profile")
-    lines = [
-        f"{what}: measured {number(p.measured_s)} s on A, {p.source_ref or p.source} ({p.ranks} ranks; "
-        f"compute {number(p.compute_s)} s, MPI {number(p.mpi_a_s)} s per rank on average)",
-        f"predicted on {'B, ' + p.target_ref if p.target_ref else p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. "
-        f"{number(p.high_s)} s{_band_note(p)}]",
-        *_replicate_line(p),
-        f"{ratio(factor)} {word} on {p.target} (speedup {ratio(p.speedup)})",
-    ]
-    if p.floor_applies:
-        f = p.cpu_floor
-        msgs = f"; their messages {number(f['messaging_s'])} s of core time on B" if f["messaging_s"] else ""
-        lines.append(f"CPU-bound floor: {number(f['floor_s'])} s ({len(f['ranks'])} ranks on {f['cpus']} CPUs on A{msgs}; "
-                     f"network alone {number(f['network_s'])} s)")
-    moved = [c for c in p.calls if abs(c.change_s) > 0][:top]
-    if moved:
-        lines.append("calls that account for the change (seconds per rank, A -> B):")
-        for c in moved:
-            size = binary_size(c.bytes / c.count) if c.count and c.bytes else "0 B"
-            lines.append(f"  {c.call:<16} {number(c.time_a_s):>9} -> {number(c.time_b_s):>9} ({signed(c.change_s)} s; "
-                         f"{number(c.count)} calls, mean {size}; {c.how})")
-    else:
-        lines.append("no MPI call changes: the profile has no communication the models re-cost")
-    lines.append("assumptions:")
-    lines += [f"  - {a}" for a in p.assumptions]
-    return lines

@@ -21,6 +21,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from fabricbench import numbers
+
 EXPONENTS_I: Tuple[Fraction, ...] = tuple(
     Fraction(x) for x in ("-1", "-2/3", "-1/2", "-1/3", "0", "1/3", "1/2", "2/3", "1", "3/2", "2")
 )
@@ -250,9 +252,9 @@ def _coef(value: float) -> str:
         return "0"
     a = abs(value)
     if 1e-3 <= a < 1e6:
-        text = f"{value:.4g}"
+        text = numbers.short(value, 4)
     else:
-        text = f"{value:.3e}"
+        text = numbers.scientific(value, 4)
     return text
 
 
@@ -271,10 +273,10 @@ def format_model(model: ScalingModel, name: Optional[str] = None, errors: bool =
 def format_errors(model: ScalingModel) -> str:
     parts = []
     if model.cv_smape is not None:
-        parts.append(f"leave-one-out SMAPE {model.cv_smape:.2f}%")
-    parts.append(f"SMAPE {model.smape:.2f}%")
+        parts.append(f"leave-one-out SMAPE {numbers.fixed(model.cv_smape, 2)}%")
+    parts.append(f"SMAPE {numbers.fixed(model.smape, 2)}%")
     if model.adj_r2 is not None:
-        parts.append(f"adj. R^2 {model.adj_r2:.4f}")
-    parts.append(f"RSS {model.rss:.4g}")
+        parts.append(f"adj. R^2 {numbers.fixed(model.adj_r2, 4)}")
+    parts.append(f"RSS {numbers.short(model.rss, 4)}")
     parts.append(f"{model.n_points} points, {len(model.scales)} scales")
     return ", ".join(parts)

@@ -101,13 +101,13 @@ Innovative Computing Laboratory, University of Tennessee
 HPL.out      output file name (if any)
 8            device out (6=stdout,7=stderr,file)
 1            # of problems sizes (N)
-{n:<12d} Ns
+{n:<12} Ns
 1            # of NBs
-{nb:<12d} NBs
+{nb:<12} NBs
 0            PMAP process mapping (0=Row-,1=Column-major)
 1            # of process grids (P x Q)
-{p:<12d} Ps
-{q:<12d} Qs
+{p:<12} Ps
+{q:<12} Qs
 16.0         threshold
 1            # of panel fact
 2            PFACTs (0=left, 1=Crout, 2=Right)
@@ -137,4 +137,4 @@ HPL.out      output file name (if any)
 
 def render_hpccinf(plan_: HpccPlan) -> str:
     """hpccinf.txt for one HPL problem size, block size and grid (HPCC derives the other tests' sizes)."""
-    return HPCCINF.format(n=plan_.n, nb=plan_.nb, p=plan_.p, q=plan_.q)
+    return HPCCINF.format(n=int(plan_.n), nb=int(plan_.nb), p=int(plan_.p), q=int(plan_.q))  # whole numbers, left-aligned in 12 columns

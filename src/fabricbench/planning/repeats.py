@@ -21,6 +21,7 @@ import math
 from dataclasses import replace
 from typing import List, Sequence
 
+from fabricbench import numbers
 from fabricbench.suite import BENCHMARKS, Step
 
 ENGINE_TIME_BUDGET = 0.2  # the engine's default --time-budget (fabricbench-mpi --help)
@@ -42,9 +43,9 @@ def _launch(step: Step, k: int, repeat: int) -> Step:
     else:
         if "--time-budget" in args:
             i = args.index("--time-budget") + 1
-            args[i] = f"{float(args[i]) / repeat:.6g}"
+            args[i] = numbers.short(float(args[i]) / repeat, 6)
         elif step.benchmark in BENCHMARKS and "--time-budget" in BENCHMARKS[step.benchmark].options:
-            args += ["--time-budget", f"{ENGINE_TIME_BUDGET / repeat:.6g}"]
+            args += ["--time-budget", numbers.short(ENGINE_TIME_BUDGET / repeat, 6)]
     if "--order" in args and args[args.index("--order") + 1] == "random" and "--seed" not in args:
         args += ["--seed", str(k)]
     return replace(step, args=tuple(args), launch=k, launches=repeat)

@@ -8,7 +8,7 @@
 A report is a list of sections; each section is a small module in ``report/sections/``
 found automatically (see ``fabricbench.report.sections`` for how to add one). Plots live in
 ``report/plots/``, reusable tables and figures in ``report/blocks.py``, templates in
-``report/templates/``, every number's text in ``report/format.py``, CSV/JSON export in
+``report/templates/``, every number's text in ``fabricbench/numbers.py``, CSV/JSON export in
 ``report/export.py``. Output files are written whole or not at all into folders that exist
 (``report/files.py``).
 """
@@ -23,6 +23,7 @@ from fabricbench.errors import UsageError
 from fabricbench.report.context import ReportContext, ReportOptions
 from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
+from fabricbench import numbers
 
 FORMATS = ("html", "markdown")
 
@@ -61,9 +62,9 @@ def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Option
     written = []
     used = set()
     for i, fig in enumerate(report.figures(), 1):
-        name = f"{i:02d}-{fig.slug}.{fig.fmt}"
+        name = f"{numbers.padded(i, 2)}-{fig.slug}.{fig.fmt}"
         while name in used:
-            name = f"{i:02d}-{fig.slug}-{len(used)}.{fig.fmt}"
+            name = f"{numbers.padded(i, 2)}-{fig.slug}-{len(used)}.{fig.fmt}"
         used.add(name)
         path = write_bytes(out_dir / name, fig.data)
         written.append(path)
@@ -108,7 +109,7 @@ __all__ = [
 
 def __getattr__(name: str):
     """render_html and render_markdown, imported on first use: Jinja2 is for writing reports,
-    not for every module that formats a number (report.format lives in this package)."""
+    not for every module that formats a number (the formatter, fabricbench.numbers, lives below it)."""
     if name in ("render_html", "render_markdown"):
         from fabricbench.report import render
 

@@ -1,6 +1,6 @@
 """Building blocks sections reuse: curve figures, per-size tables, run-vs-baseline notes.
 
-- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``: ``report.format``'s rules under the names sections use
+- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``: ``fabricbench.numbers``' rules under the names sections use
 - ``series_labels(series)`` -> legend/column labels (run name, plus only the parameters that differ)
 - ``band_of(m)`` / ``percentile_band(m)`` -> the spread drawn around a point (ranks; samples)
 - ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure``: one curve per series with
@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from fabricbench.analysis.precision import missed_precision
 from fabricbench.analysis.series import Series, headline, variant_label
-from fabricbench.report import format as fmt
+from fabricbench import numbers as fmt
 from fabricbench.report.model import Column, Figure, Section, Table
 from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_color, size_x, value_bars
 

@@ -28,7 +28,8 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from xml.etree import ElementTree as ET
 
-from fabricbench.report.format import machine
+from fabricbench.numbers import machine
+from fabricbench import numbers
 
 UNIT_WORDS = {"us": "microseconds", "ms": "milliseconds", "s": "seconds", "ns": "nanoseconds",
               "MB/s": "megabytes_per_second", "msg/s": "messages_per_second", "%": "percent",
@@ -149,7 +150,7 @@ def to_junit(result: Any, baseline: str, min_effect: float) -> str:
         text = describe_point(s, p)
         if p.verdict == "worse":
             failures += 1
-            fail = ET.SubElement(case, "failure", message=f"worse than baseline '{baseline}' by {min_effect:g}% "
+            fail = ET.SubElement(case, "failure", message=f"worse than baseline '{baseline}' by {numbers.short(min_effect)}% "
                                                           "or more", type="regression")
             fail.text = text
         elif p.verdict == "not judged":
@@ -163,7 +164,7 @@ def to_junit(result: Any, baseline: str, min_effect: float) -> str:
                        timestamp=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
     props = ET.SubElement(suite, "properties")
     runs = ",".join(str(r.id) for r in result.b_runs)
-    for name, value in (("baseline", baseline), ("runs", runs), ("min_effect_percent", f"{min_effect:g}")):
+    for name, value in (("baseline", baseline), ("runs", runs), ("min_effect_percent", numbers.short(min_effect))):
         ET.SubElement(props, "property", name=name, value=value)
     suite.extend(cases)
     ET.SubElement(suite, "system-out").text = result.summary()

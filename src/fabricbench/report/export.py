@@ -6,7 +6,7 @@ Part of the Python API::
     from fabricbench.report.export import export_run
     text = export_run(store.load("last"), fmt="csv")
 
-CSV cells hold full-precision numbers (``report.format.machine``); a text cell that a
+CSV cells hold full-precision numbers (``numbers.machine``); a text cell that a
 spreadsheet would run as a formula (starting with = + - @, a tab or a carriage return) is
 prefixed with an apostrophe, so an imported host name cannot become a command; control
 characters in text cells are shown escaped (``\\x1b``, ``fabricbench.text``), so ``export`` never
@@ -20,7 +20,7 @@ import json
 from typing import Any, Dict, List, Sequence
 
 from fabricbench.errors import UsageError
-from fabricbench.report.format import machine
+from fabricbench.numbers import machine
 from fabricbench.store import RunData
 from fabricbench.text import printable
 

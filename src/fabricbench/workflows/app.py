@@ -45,6 +45,7 @@ from fabricbench.launch.procs import guard, run_capture
 from fabricbench.store import Measurement, Run
 from fabricbench.workflows.scaling import OUTPUT_TAIL, RepetitionResult, launch_and_collect, study_provenance
 from fabricbench.workflows.session import RunFailed, Session
+from fabricbench import numbers
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
@@ -132,7 +133,7 @@ class AppCase:
         (prepared.folder / "stdout.log").write_text(done.stdout, encoding="utf-8")
         outcome = AppOutcome(False, done.wall_s, done.returncode, stdout=done.stdout, stderr_tail=done.stderr[-OUTPUT_TAIL:])
         if done.timed_out:
-            outcome.reason = f"timeout: still running after {timeout:g} s (stopped)"
+            outcome.reason = f"timeout: still running after {numbers.short(timeout)} s (stopped)"
         elif done.returncode != 0:
             outcome.reason = f"exit status {done.returncode}: {explain_failure(done.stderr)}"
         else:

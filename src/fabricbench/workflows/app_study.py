@@ -17,6 +17,7 @@ from typing import Callable, Dict, List, Optional
 from fabricbench.apps import AppMissing, Recipe
 from fabricbench.errors import UsageError
 from fabricbench.workflows.scaling import StudyObserver, layout_for, plan_points, run_study
+from fabricbench import numbers
 
 SHAPE_KEYS = {"link", "nodes", "switches", "uplink", "degrade", "mtu"}
 
@@ -118,8 +119,8 @@ class _Say(StudyObserver):
     def repetition_finished(self, point, repetition, result, done, total, eta_s) -> None:
         status = "ok" if result.ok else f"failed: {result.reason}"
         fom = result.values.get("fom")
-        figure = f", figure of merit {fom:.6g}" if fom is not None else ""
-        self.say(f"  {self.what}: {point.describe()}, repetition {repetition}: {result.wall_s:.1f} s{figure} ({status})")
+        figure = f", figure of merit {numbers.short(fom, 6)}" if fom is not None else ""
+        self.say(f"  {self.what}: {point.describe()}, repetition {repetition}: {numbers.fixed(result.wall_s, 1)} s{figure} ({status})")
 
 
 def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda _t: None) -> AppStudyOutcome:

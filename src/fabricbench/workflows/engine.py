@@ -24,6 +24,7 @@ from fabricbench.suite import Step
 from fabricbench.planning import repeats
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, RunInterrupted, Session
+from fabricbench import numbers
 from fabricbench.planning.watchdog import Watchdog, fixed_limit
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
@@ -146,7 +147,7 @@ def _run_step(session: Session, launcher: Launcher, step: Step, index: int, tota
         job.stop()
         cause = (f"process {', '.join(map(str, stopped))} of the job was stopped (SIGSTOP or a debugger)" if stopped
                  else "a rank may be hung, swapped out or waiting for a peer that is")
-        raise RunFailed(f"{step.benchmark} printed nothing for {quiet.seconds:.0f} s "
+        raise RunFailed(f"{step.benchmark} printed nothing for {numbers.seconds(quiet.seconds)} s "
                         f"{_where(planned_sizes, last_size, done)}: {cause}; the watchdog ended it "
                         "(--watchdog SECONDS or FABRICBENCH_WATCHDOG allows longer, 0 never stops)") from None
     finally:

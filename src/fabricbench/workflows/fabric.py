@@ -34,6 +34,7 @@ from fabricbench.launch import procs
 from fabricbench.store import Run
 from fabricbench.workflows.hosts import local_provenance
 from fabricbench.workflows.session import Session
+from fabricbench import numbers
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
@@ -83,7 +84,7 @@ class Diags:
             done = procs.run_short([tool, *argv[1:]], timeout=timeout, env=self.env, cwd=self.cwd)
             record.update(rc=done.returncode, stdout=done.stdout, stderr=_stderr(done.stderr))
         except procs.ProcessTimeout:
-            record.update(rc=None, stdout="", stderr="", error=f"timed out after {timeout:.0f} s")
+            record.update(rc=None, stdout="", stderr="", error=f"timed out after {numbers.seconds(timeout)} s")
         except OSError as exc:
             record.update(rc=None, stdout="", stderr="", error=str(exc))
         record["seconds"] = round(time.monotonic() - started, 3)

@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import procs
+from fabricbench import numbers
 from fabricbench.planning.fabric_topology import SimSpec, Topology, build, parse_link, render
 
 DEFAULT_NAME = "fbf"
@@ -280,7 +281,7 @@ def _wait_for(sim: Sim, daemon: str, log: Path, text: str, timeout: float) -> No
         if not procs.daemon_alive(*sim.pids[daemon]):
             raise SimError(f"{daemon} stopped while starting:\n{_tail(sim, daemon)}")
         time.sleep(0.1)
-    raise SimError(f"{daemon} did not report '{text}' within {timeout:.0f} s:\n{_tail(sim, daemon)}")
+    raise SimError(f"{daemon} did not report '{text}' within {numbers.seconds(timeout)} s:\n{_tail(sim, daemon)}")
 
 
 def _tail(sim: Sim, daemon: str, lines: int = 12) -> str:
@@ -325,7 +326,7 @@ def console_command(sim: Sim, command: str, timeout: float = CONSOLE_S) -> str:
                 raise SimError(f"ibsim refused '{command}': {'; '.join(errors)}")
             return text
         time.sleep(0.05)
-    raise SimError(f"ibsim did not answer '{command}' within {timeout:.0f} s")
+    raise SimError(f"ibsim did not answer '{command}' within {numbers.seconds(timeout)} s")
 
 
 def _counter(text: str) -> Tuple[str, int]:

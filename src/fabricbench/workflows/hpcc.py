@@ -29,6 +29,7 @@ from fabricbench.launch.procs import PROCESS_ERRORS, Job, ProcessTimeout, stop_c
 from fabricbench.store.records import Measurement, Run
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunInterrupted, Session
+from fabricbench import numbers
 
 OUTPUT = "hpccoutf.txt"
 INPUT = "hpccinf.txt"
@@ -154,7 +155,7 @@ def run_hpcc(
                 try:
                     returncode = job.wait(timeout=timeout)
                 except ProcessTimeout:
-                    failure = f"HPCC did not finish within {timeout:g} s and was stopped"
+                    failure = f"HPCC did not finish within {numbers.short(timeout)} s and was stopped"
                 except KeyboardInterrupt as exc:
                     interrupted = exc
                     failure = f"interrupted by {stop_cause(exc).name}"

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 
 from fabricbench.analysis.profile_data import PathLike, ProfileError, load_profile
 from fabricbench.launch.failure import explain_exit, launcher_line
+from fabricbench import numbers
 from fabricbench.launch.procs import INHERIT, PROCESS_ERRORS, Job, ProcessTimeout, run_short
 
 MPIRUN_NAMES = {"mpirun", "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpiexec.hydra",
@@ -141,7 +142,7 @@ def run_profiled(command: Sequence[str], profile_path: PathLike, *, env: Optiona
     stderr_text = "".join([job.stderr, *said])
 
     if timed_out:
-        return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {timeout:g} s and was stopped")
+        return ProfiledRun(rc, None, f"no profile was produced: the command did not finish within {numbers.short(timeout)} s and was stopped")
     kept = kept_profile(path, stderr_text)
     written = path if own_regular_file(path) and not kept else kept
     if written is None:

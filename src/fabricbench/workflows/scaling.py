@@ -32,6 +32,7 @@ from fabricbench.launch.procs import Job, ProcessTimeout
 from fabricbench.store import Measurement, Run
 from fabricbench.workflows.hosts import run_provenance
 from fabricbench.workflows.session import RunFailed, Session
+from fabricbench import numbers
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
@@ -261,7 +262,7 @@ def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str
     rc, wall, stdout, stderr = done.returncode, done.wall_s, done.stdout, done.stderr
     result = RepetitionResult(False, wall, {m: None for m in spec.metrics}, rc, None, stdout[-OUTPUT_TAIL:], stderr[-OUTPUT_TAIL:])
     if done.timed_out:
-        result.reason = f"timeout: still running after {spec.timeout:g} s (stopped)"
+        result.reason = f"timeout: still running after {numbers.short(spec.timeout)} s (stopped)"
         return result
     if rc != 0:
         result.reason = f"exit status {rc}: {explain_failure(stderr)}"

@@ -46,6 +46,7 @@ from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
 from fabricbench.workflows.hosts import host_load
 from fabricbench.workflows.session import RunFailed, Session
+from fabricbench import numbers
 
 if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, not at start-up
     from fabricbench.store import Store
@@ -190,7 +191,7 @@ def _probe(nodes: Nodes, node: Node, argv: Sequence[str], what: str, install: st
     except ProcessTimeout:
         via_ssh = nodes.argv(node, ["true"])[0] == "ssh"
         where = f"host {node.name} does not answer through ssh" if via_ssh else f"{what} on {node.name} did not answer"
-        raise TransferCannotRun(f"{where} within {PROBE_TIMEOUT_S:.0f} s"
+        raise TransferCannotRun(f"{where} within {numbers.seconds(PROBE_TIMEOUT_S)} s"
                                 + (f" (try: ssh {node.name} true)" if via_ssh else "")) from None
     except OSError as exc:
         raise TransferCannotRun(f"cannot run {what} on {node.name}: {exc}") from None
@@ -225,7 +226,7 @@ def _peer(nodes: Nodes, node: Node, args: Sequence[str], timeout: float = 600.0)
     try:
         done = run_short(nodes.script(node, PEER, list(args)), timeout=timeout)
     except ProcessTimeout:
-        raise RunFailed(f"'{args[0]}' on {node.name} did not finish within {timeout:.0f} s") from None
+        raise RunFailed(f"'{args[0]}' on {node.name} did not finish within {numbers.seconds(timeout)} s") from None
     answer: Dict[str, Any] = {}
     for line in reversed(done.stdout.splitlines()):
         try:
@@ -313,9 +314,9 @@ class Server:
 
 def _reader_argv(nodes: Nodes, node: Node, at: float, protocol: str, server: Node, port: int, url_path: str) -> List[str]:
     if protocol == RAW:
-        return nodes.script(node, PEER, ["read-tcp", "--at", f"{at:.6f}", server.address, str(port)])
+        return nodes.script(node, PEER, ["read-tcp", "--at", numbers.fixed(at, 6), server.address, str(port)])
     url = f"root://{server.address}:{port}/{url_path}"
-    return nodes.script(node, PEER, ["read", "--at", f"{at:.6f}", "--", "env", *XRDCP_ENV, "xrdcp", "--nopbar", url, "-"])
+    return nodes.script(node, PEER, ["read", "--at", numbers.fixed(at, 6), "--", "env", *XRDCP_ENV, "xrdcp", "--nopbar", url, "-"])
 
 
 def _collect(job: Job, index: int, node: Node, deadline: float) -> ReaderResult:

@@ -28,8 +28,9 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
-from fabricbench.report.format import axis_value, distinct_labels, number, size_tick
+from fabricbench.numbers import axis_value, distinct_labels, number, size_tick
 from fabricbench.text import has_control, printable
+from fabricbench import numbers
 
 _PALETTE = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -282,7 +283,7 @@ def _ratio_axis(ax, ratios: Sequence[Curve], label: Tuple[str, str]) -> None:
         lo, hi = (min(values + [1.0]), max(values + [1.0])) if values else (0.9, 1.1)
         pad = max(0.05, (hi - lo) * 0.15)
         ax.set_ylim(lo - pad, hi + pad)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: numbers.short(v)))
     ax.set_ylabel(label[0], fontsize=8)
     if label[1]:
         ax.set_title(safe_label(label[1], 80).split("\n")[0], loc="left", fontsize=7, color="#444444", pad=3)

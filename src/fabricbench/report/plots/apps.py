@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from fabricbench.report.format import exact, fixed
+from fabricbench.numbers import exact, fixed
 from fabricbench.report.plots import grouped_bars, safe_label, save_figure
 
 _RC = {"svg.hashsalt": "fabricbench", "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8}

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from fabricbench.report.plots import colorbar_ticks, safe_label, save_figure
+from fabricbench import numbers
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -90,9 +91,9 @@ def histogram(values: Sequence[float], title: str, unit: str, fmt: str = "svg", 
             bins = int(min(60, max(8, math.sqrt(v.size) * 2)))
             ax.hist(v, bins=bins, color="#1f77b4", alpha=0.85)
         if median is not None and math.isfinite(median):
-            ax.axvline(median, color="#444444", linestyle="--", label=f"median {median:.4g} {unit}")
+            ax.axvline(median, color="#444444", linestyle="--", label=f"median {numbers.short(median, 4)} {unit}")
         if threshold is not None and math.isfinite(threshold):
-            ax.axvline(threshold, color=FLAG_COLOR, linestyle=":", label=threshold_label or f"threshold {threshold:.4g}")
+            ax.axvline(threshold, color=FLAG_COLOR, linestyle=":", label=threshold_label or f"threshold {numbers.short(threshold, 4)}")
         ax.set_xlabel(unit)
         ax.set_ylabel("pairs")
         ax.set_title(safe_label(title))

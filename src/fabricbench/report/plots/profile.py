@@ -14,9 +14,11 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, format_bytes, matrix_dense
-from fabricbench.report.format import distinct_labels
+from fabricbench.analysis.profile_data import MATRIX_LAYERS, bin_range, matrix_dense
+from fabricbench.numbers import binary_size as format_bytes
+from fabricbench.numbers import distinct_labels
 from fabricbench.report.plots import colorbar_ticks
+from fabricbench import numbers
 
 LOG_FROM = 100.0  # a colour scale spans this ratio of largest to smallest cell before it turns logarithmic
 _BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (1, "B"))
@@ -109,7 +111,7 @@ def _scale(values, metric: str):
         scale, unit = next(((s, u) for s, u in _BINARY if hi >= s), (1, "B")) if metric == "bytes" else (1, "")
         ticks = [t * scale for t in MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(0, hi / scale) if 0 <= t * scale <= hi]
         if metric == "bytes":
-            labels = [f"{t / scale:g} {unit}" if t else "0" for t in ticks]
+            labels = [f"{numbers.short(t / scale)} {unit}" if t else "0" for t in ticks]
             if len(set(labels)) < len(labels):
                 labels = [f"{lab} {unit}" for lab in distinct_labels([t / scale for t in ticks])]
         else:

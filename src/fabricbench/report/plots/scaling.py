@@ -17,8 +17,9 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from fabricbench.report.format import axis_value, exact, ratio
+from fabricbench.numbers import axis_value, exact, ratio
 from fabricbench.report.plots import grouped_bars, run_color, safe_label, save_figure, value_axis
+from fabricbench import numbers
 
 _RC = {
     "svg.hashsalt": "fabricbench",
@@ -129,7 +130,7 @@ def efficiency_plot(analysis, fmt: str = "svg") -> bytes:
     with _figure() as (fig, ax):
         all_scales = _plot_efficiency_lines(ax, shown, "efficiency")
         top = max([1.05] + [e.efficiency * 1.05 for sa in shown for e in sa.efficiency if e.efficiency is not None])
-        ax.axhline(analysis.threshold, color="#d62728", linestyle="--", linewidth=1, label=f"threshold {analysis.threshold:.0%}")
+        ax.axhline(analysis.threshold, color="#d62728", linestyle="--", linewidth=1, label=f"threshold {numbers.share(analysis.threshold)}")
         ax.axhline(1.0, color="#444444", linestyle=":", linewidth=1, label="ideal")
         _scale_axis(ax, all_scales, _axis_name(analysis))
         ax.set_ylim(0, top)

@@ -17,6 +17,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from fabricbench.analysis.transfer import RAW, TransferRow, TransferSummary
 from fabricbench.report.plots import run_color, safe_label, save_figure
+from fabricbench import numbers
 
 _RC = {"svg.hashsalt": "fabricbench", "svg.fonttype": "none", "font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8}
 CEILING_COLOR = "#444444"
@@ -40,7 +41,7 @@ def _readers_axis(ax, counts: Sequence[int]) -> None:
         ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: numbers.short(v)))
     lo, hi = ticks[0], ticks[-1]
     if ax.get_xscale() == "log":
         ax.set_xlim(lo / 1.3, hi * 1.3)
@@ -114,7 +115,7 @@ def raw_vs_file(summary: TransferSummary, fmt: str = "svg") -> Optional[bytes]:
             err = [[s.median - (s.low if s.low is not None else s.median)], [(s.high if s.high is not None else s.median) - s.median]]
             ax.barh(y, s.median, xerr=err, capsize=3, color=run_color(variants.index((r.protocol, r.cache))),
                     hatch="//" if r.protocol == RAW else None, edgecolor="white")
-            ax.text(s.median, y, f" {s.median:.4g}", va="center", ha="left", fontsize=8)
+            ax.text(s.median, y, f" {numbers.short(s.median, 4)}", va="center", ha="left", fontsize=8)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([("network+protocol only: " if r.protocol == RAW else "file transfer: ") + r.label for r in rows])
         ax.set_ylim(len(rows) - 0.5, -0.5)

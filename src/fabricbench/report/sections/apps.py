@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis import apps as aa
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import Cell, Column, Figure, Paragraph, Section, Table
 
 ORDER = 68

@@ -14,6 +14,7 @@ from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
 from fabricbench.report.model import Notice
 from fabricbench.report.plots import RefLine, run_color
+from fabricbench import numbers
 from fabricbench.suite import family
 
 ORDER = 40
@@ -52,10 +53,10 @@ def build(ctx):
                 seen.add(round(peak))
                 c = s.run.ceiling
                 what = c.pcie.name if c.by == "pcie" else c.fabric.name
-                times = f" x{peak / c.limit_MBps:g}" if abs(peak - c.limit_MBps) > 1e-6 else ""
-                refs.append(RefLine(peak, f"peak {what}{times}: {peak:,.0f} MB/s", color=run_color(s.run.index)))
+                times = f" x{numbers.short(peak / c.limit_MBps)}" if abs(peak - c.limit_MBps) > 1e-6 else ""
+                refs.append(RefLine(peak, f"peak {what}{times}: {numbers.grouped(peak)} MB/s", color=run_color(s.run.index)))
                 if how and times:
-                    notes.append(Notice(f"{s.run.name}, {bench}: peak {peak:,.0f} MB/s ({how}).", "note"))
+                    notes.append(Notice(f"{s.run.name}, {bench}: peak {numbers.grouped(peak)} MB/s ({how}).", "note"))
             over = {}
             for s in series:
                 for m in s.points:
@@ -67,7 +68,7 @@ def build(ctx):
                 top = max((e for _m, e in items), key=lambda e: e.ratio)
                 sizes = ", ".join(blocks.fmt_size(m.params.get("size")) for m, _e in items[:6]) + (", ..." if len(items) > 6 else "")
                 notes.append(Notice(f"{run.name}, {bench} at {sizes} B: shown figures above the peak (worst: {top.statistic} "
-                                    f"{top.value:,.1f} MB/s); {over_peak_note(run.ceiling.fabric, 100.0 * top.ratio)}.", "warning"))
+                                    f"{numbers.grouped(top.value, 1)} MB/s); {over_peak_note(run.ceiling.fabric, 100.0 * top.ratio)}.", "warning"))
             extras = []
             if any(_peak(s.run, m)[0] for s in series for m in s.points[:1]):
                 extras.append(("% of peak", "%", lambda m, s: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, m)[0]))))

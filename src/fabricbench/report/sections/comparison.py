@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabricbench.analysis.compare import describe_point, single_row
 from fabricbench.report.blocks import fmt_value
-from fabricbench.report.format import percent
+from fabricbench.numbers import percent
 from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
 
 ORDER = 28

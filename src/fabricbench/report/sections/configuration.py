@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fabricbench.analysis.comparability import run_facts
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 from fabricbench.report.model import Cell, Column, Notice, Paragraph, Section, Table
 
 ORDER = 20

@@ -13,6 +13,7 @@ from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot, link_lab
 from fabricbench.report.blocks import fmt_value, slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots.fabric import topology
+from fabricbench import numbers
 
 ORDER = 57
 BENCHMARKS = {"port_counters"}
@@ -103,7 +104,7 @@ def _link_table(report: FabricReport) -> Table:
         errors = sum(p.counters.get(n, 0) for p in (a, b) for n in ERROR_COUNTERS if n != "PortXmitWait")
         style = _STYLE.get(finding.severity, "") if finding else ""
         rows.append([names[0], names[1], Cell(link_label(link.width, link.speed), style), fmt_value(link.gbps),
-                     state or "-", f"{errors:,}" if snap.counters_read else "-",
+                     state or "-", numbers.count(errors) if snap.counters_read else "-",
                      Cell(finding.kind, style) if finding else ""])
     return Table([Column("Port", align="left"), Column("Cable to", align="left"), Column("Width and speed", align="left"),
                   Column("Data rate", "Gb/s"), Column("State", align="left"), Column("Errors", "count"),
@@ -119,7 +120,7 @@ def _error_table(snap: Snapshot) -> Optional[Table]:
         counts = {n: port.counters.get(n, 0) for n in ERROR_COUNTERS if port.counters.get(n)}
         if counts:
             rows.append([snap.port_name(key), snap.port_name(port.remote) if port.remote else "-",
-                         f"{sum(counts.values()):,}", ", ".join(f"{n} {v:,}" for n, v in counts.items())])
+                         f"{numbers.count(sum(counts.values()))}", ", ".join(f"{n} {numbers.count(v)}" for n, v in counts.items())])
     if not rows:
         return Table([Column("Port", align="left"), Column("Counters", align="left")], [["-", "every error counter is zero"]],
                      caption="Error counters")

@@ -16,6 +16,7 @@ from fabricbench.analysis.health_check import NoAllPairsData, check
 from fabricbench.report.blocks import slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots.health import heatmap, histogram
+from fabricbench import numbers
 
 ORDER = 58
 BENCHMARKS = {"allpairs"}
@@ -44,11 +45,11 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
     section.add(Notice(report.verdict, "note" if report.healthy else "warning"))
     how = [f"{data.n} nodes"]
     if data.size:
-        how.append(f"bandwidth at {data.size:,} bytes" + (f", timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
+        how.append(f"bandwidth at {numbers.count(data.size)} bytes" + (f", timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
                                                          if data.direction else ""))
     if data.mode:
         how.append(f"{data.mode} mode")
-    how.append(f"flag below {th.threshold:.0%} (bandwidth) or above {1 / th.latency_threshold:.1f}x (latency) of the expectation")
+    how.append(f"flag below {numbers.share(th.threshold)} (bandwidth) or above {numbers.fixed(1 / th.latency_threshold, 1)}x (latency) of the expectation")
     section.add(Paragraph("; ".join(how) + "."))
     for note in result.notes:
         section.add(Notice(note, "note"))
@@ -57,7 +58,7 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
         rows: List[List[Any]] = []
         for f in report.findings:
             rows.append([Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, f.metric, ", ".join(f.nodes),
-                         "-" if f.ratio is None else f"{f.ratio:.0%}", f.evidence])
+                         "-" if f.ratio is None else numbers.share(f.ratio), f.evidence])
         cols = [Column("Severity", align="left"), Column("Kind", align="left"), Column("Metric", align="left"),
                 Column("Nodes", align="left"), Column("Measured / expected", "%"), Column("Evidence", align="left")]
         section.add(Table(cols, rows, caption="Flagged"))
@@ -84,9 +85,9 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
         slug = slugify(f"{sid}-bandwidth-histogram")
         section.add(Figure(slug, "Pair bandwidths", histogram(values, "Bandwidth of the pairs", "MB/s", fmt=fmt,
                                                               median=bw.median, threshold=th.threshold * bw.median,
-                                                              threshold_label=f"{th.threshold:.0%} of the median"),
+                                                              threshold_label=f"{numbers.share(th.threshold)} of the median"),
                            fmt, alt="histogram of pair bandwidths",
-                           caption=f"{bw.pairs} pairs; median {bw.median:.4g} MB/s"))
+                           caption=f"{bw.pairs} pairs; median {numbers.short(bw.median, 4)} MB/s"))
     return section
 
 

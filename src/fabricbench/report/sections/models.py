@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from fabricbench import numbers as f
 from fabricbench.models.fabric import FabricModel, fitted_points
-from fabricbench.report import format as f
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 
 ORDER = 52

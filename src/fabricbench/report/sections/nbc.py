@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fabricbench.report import blocks
 from fabricbench.report.sections.collectives import _cell  # mean over ranks [fastest-slowest rank]
+from fabricbench import numbers
 
 ORDER = 52
 NBC = ("iallreduce", "ibcast", "ialltoall", "iallgather", "ibarrier")
@@ -31,7 +32,7 @@ def _busy_note(ctx):
                 worst = max(worst, float(ratio))
     if worst <= STRETCHED:
         return []
-    return [Notice(f"Some computations ran up to {worst:.1f} times longer than the pure communication time "
+    return [Notice(f"Some computations ran up to {numbers.fixed(worst, 1)} times longer than the pure communication time "
                    "they were calibrated to: other work shared the cores, so those overlap figures describe "
                    "the host's load more than the MPI library. Measure on an idle host.", "warning")]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Paragraph, Section, Table
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from fabricbench.analysis.profile import call_rows, summarize
-from fabricbench.analysis.profile_phases import phase_rows, phases
-from fabricbench.analysis.profile_sites import callsites, site_note, site_rows
-from fabricbench.report.format import fixed, number, percent
+from fabricbench.analysis.profile import summarize
+from fabricbench.analysis.profile_phases import phases
+from fabricbench.analysis.profile_sites import callsites
+from fabricbench.numbers import fixed, number, percent
 from fabricbench.report.plots import profile as profile_plots
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 from fabricbench.report.plots import save_figure
+from fabricbench.report.words.profile import call_rows, phase_rows, site_note, site_rows
 
 ORDER = 75
 BENCHMARKS = {"mpi_profile"}

@@ -16,8 +16,9 @@ from typing import Any, List, Optional, Sequence
 from fabricbench.analysis import scaling as sc
 from fabricbench.analysis.direction import direction_word
 from fabricbench.models.scaling import format_model
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
+from fabricbench import numbers
 
 ORDER = 70
 BENCHMARKS = {"scale"}
@@ -136,7 +137,7 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
 
 
 def model_table(analysis: sc.StudyAnalysis) -> Table:
-    pct = f"{analysis.threshold:.0%}"
+    pct = numbers.share(analysis.threshold)
     columns = [
         Column("Series", align="left"),
         Column("Model", align="left"),
@@ -187,9 +188,9 @@ def model_lines(analysis: sc.StudyAnalysis) -> List[str]:
         text += format_model(sa.model, errors=True) if sa.model else sa.model_note
         parts = []
         if t.measured_scale is not None:
-            parts.append(f"measured below {t.threshold:.0%} at {num(t.measured_scale)} {s.axis}")
+            parts.append(f"measured below {numbers.share(t.threshold)} at {num(t.measured_scale)} {s.axis}")
         if t.predicted_at is not None:
-            parts.append(f"model predicts efficiency below {t.threshold:.0%} from {t.predicted_at} {s.axis}")
+            parts.append(f"model predicts efficiency below {numbers.share(t.threshold)} from {t.predicted_at} {s.axis}")
         elif sa.model is not None and t.note:
             parts.append(t.note)
         if parts:

@@ -14,6 +14,7 @@ from fabricbench.analysis.transfer import BENCHMARK, TransferSummary, summarize
 from fabricbench.report.blocks import fmt_value
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots import transfer as plots
+from fabricbench import numbers
 
 ORDER = 68
 BENCHMARKS = {BENCHMARK}
@@ -28,14 +29,14 @@ def findings(summary: TransferSummary) -> List[str]:
     out = []
     for r in summary.rows:
         if r.of_ceiling is not None:
-            fair = f", fairness {r.fairness.median:.3f}" if r.fairness.median is not None else ""
+            fair = f", fairness {numbers.fixed(r.fairness.median, 3)}" if r.fairness.median is not None else ""
             out.append(f"{r.label}, {_readers(r.readers)}: aggregate {fmt_value(r.aggregate.median)} MB/s, "
-                       f"{r.of_ceiling:.0%} of the {fmt_value(r.ceiling)} MB/s ceiling; each reader "
-                       f"{r.per_reader_of_share:.0%} of an equal share{fair}")
+                       f"{numbers.share(r.of_ceiling)} of the {fmt_value(r.ceiling)} MB/s ceiling; each reader "
+                       f"{numbers.share(r.per_reader_of_share)} of an equal share{fair}")
     for c in summary.comparisons:
         verdict = "at or above" if c.ok else "BELOW"
         out.append(f"{_readers(c.readers)}, {c.cache} cache: raw TCP {fmt_value(c.raw)} MB/s is {verdict} "
-                   f"{c.protocol} {fmt_value(c.file)} MB/s (file transfer at {c.ratio:.0%} of raw)")
+                   f"{c.protocol} {fmt_value(c.file)} MB/s (file transfer at {numbers.share(c.ratio)} of raw)")
     if summary.failed:
         out.append(f"{summary.failed} reader transfer{'s' if summary.failed != 1 else ''} failed "
                    "(kept with the reason; left out of the per-reader figures)")
@@ -49,7 +50,7 @@ def _describe(lr, summary: TransferSummary) -> str:
     if facts.get("server_address"):
         parts[0] += f" ({facts['server_address']})"
     if summary.file_size:
-        parts.append(f"a {summary.file_size:,}-byte file of random bytes"
+        parts.append(f"a {numbers.count(summary.file_size)}-byte file of random bytes"
                      + (f" on {facts['filesystem']}" if facts.get("filesystem") else ""))
     if summary.server_goodput:
         parts.append(f"server link goodput {fmt_value(summary.server_goodput)} MB/s (TCP payload through the shaped link)")
@@ -77,8 +78,8 @@ def _table(summary: TransferSummary) -> Table:
         share = r.of_ceiling
         rows.append([
             r.protocol, r.cache, str(r.readers), fmt_value(r.per_reader.median), fmt_value(r.aggregate.median), rng,
-            fmt_value(r.ceiling), Cell(f"{share * 100:.0f}" if share is not None else "-", "warn" if share is not None and share < 0.9 else ""),
-            f"{r.fairness.median:.3f}" if r.fairness.median is not None else "-", fmt_value(skew),
+            fmt_value(r.ceiling), Cell(numbers.fixed(share * 100, 0) if share is not None else "-", "warn" if share is not None and share < 0.9 else ""),
+            numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", fmt_value(skew),
             fmt_value(r.time_to_last_byte.median),
             Cell(f"{r.failed} of {r.transfers}", "warn") if r.failed else "0",
         ])
