@@ -3,7 +3,7 @@
 For each fabric in turn the lab (its own name, default ``fbapps``) is brought up with that
 fabric's shape, every application runs as a scaling study (``workflows.scaling.run_study``
 with an ``AppCase``) on the first N lab nodes, and the lab is torn down at the end. Each
-(application, fabric) is one run of kind ``scaling`` tagged ``app=NAME``, ``fabric=lab-RATE``
+(application, fabric) is one run of kind ``scaling`` tagged ``app=NAME``, ``fabric=lab-1g`` (the lab's rate as the docs write it; ``lab-1gbit`` is read the same)
 and ``study=ID`` (so the scaling analysis compares fabrics per application); the fabric's
 name as the user gave it is in the run's study provenance (``application.study_fabric``).
 """
@@ -124,7 +124,9 @@ class _Say(StudyObserver):
 
 def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda _t: None) -> AppStudyOutcome:
     """Bring the lab up per fabric, run every application at every scale; the runs' ids in order."""
+    from fabricbench.analysis.peaks import lab_tag
     from fabricbench.lab import core as lab_core
+    from fabricbench.lab.rates import parse_rate
     from fabricbench.launch import get_launcher
     from fabricbench.workflows.app import AppCase
     from fabricbench.workflows.scaling import StudySpec
@@ -146,7 +148,7 @@ def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda
                 try:
                     study = StudySpec(app=[], points=points, repeat=spec.repeat, timeout=spec.timeout, case=case,
                                       label=f"{recipe.name} on {fabric.name}",
-                                      tags={"app": recipe.name, "fabric": f"lab-{lab.shape['link']}", "study": outcome.study})
+                                      tags={"app": recipe.name, "fabric": lab_tag(parse_rate(lab.shape["link"])), "study": outcome.study})
                     done = run_study(store, study, lambda p: get_launcher("lab", layout_for(p, "lab", hosts, [])),
                                      observer=_Say(say, f"{recipe.name} on {fabric.name}"))
                 finally:
