@@ -196,3 +196,7 @@ def _print_study(store, run_ids) -> None:
     for table in study_tables(store, run_ids):
         print_model_table(table)
         console.print()
+
+
+# The other studies attach themselves to study_group when their module is imported (one line each).
+from fabricbench.cli import studies as _studies  # noqa: E402,F401
