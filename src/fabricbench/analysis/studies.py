@@ -6,7 +6,7 @@ bandwidth comparison. Pure functions of stored runs; the words are chosen in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 @dataclass
@@ -98,4 +98,142 @@ def osu_findings(comparison: Any, a_name: str, b_name: str) -> List[Finding]:
         point = sized[0] if kind == "latency" else sized[-1]
         found.append(Finding(kind, a_name, b_name, point.size, point.a, point.b, series.unit, point.ratio, point.verdict,
                              point.reason, series.lower_is_better))
+    return found
+
+
+# ---- seed 003: tuning variables and the configuration disclosed ----------------------------------
+
+ENV_PREFIXES = ("OMPI_MCA_", "UCX_", "FI_", "I_MPI_", "MPIR_CVAR_", "PSM2_", "HFI_", "MV2_", "NCCL_")
+
+
+def tuning_of(run: Any) -> Dict[str, str]:
+    """The MPI tuning a run was launched with: every ``--mca NAME VALUE`` (and ``-mca``) and
+    ``-x NAME=VALUE`` of its recorded launch line, and the MPI environment variables it recorded."""
+    p = run.provenance or {}
+    argv = [str(a) for a in p.get("launch") or []]
+    found: Dict[str, str] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--mca", "-mca", "--gmca", "-gmca") and i + 2 < len(argv):
+            found[argv[i + 1]] = argv[i + 2]
+            i += 3
+            continue
+        if arg == "-x" and i + 1 < len(argv) and "=" in argv[i + 1]:
+            name, _, value = argv[i + 1].partition("=")
+            found[name] = value
+            i += 2
+            continue
+        i += 1
+    for name, value in (p.get("env") or {}).items():
+        if str(name).startswith(ENV_PREFIXES):
+            found.setdefault(str(name), str(value))
+    return found
+
+
+def tuning_differences(runs: Sequence[Any]) -> Dict[str, List[Optional[str]]]:
+    """The tuning variables whose setting differs between the runs: name -> each run's value (None: unset)."""
+    settings = [tuning_of(r) for r in runs]
+    names = sorted({k for s in settings for k in s})
+    return {k: [s.get(k) for s in settings] for k in names if len({s.get(k) for s in settings}) > 1}
+
+
+def disclosure(runs: Sequence[Any]) -> List[Tuple[str, List[str]]]:
+    """Seed 003's full configuration, one (item, value per run) row each: what ran, where, with what
+    MPI and tuning. Items every run lacks are left out; a run lacking an item others have shows '-'."""
+    rows: List[Tuple[str, List[str]]] = []
+
+    def add(item: str, values: List[Any]) -> None:
+        texts = ["-" if v in (None, "", [], {}) else str(v) for v in values]
+        if any(t != "-" for t in texts):
+            rows.append((item, texts))
+
+    provs = [r.provenance or {} for r in runs]
+    studies = [p.get("study") or {} for p in provs]
+    apps = [s.get("application") or {} for s in studies]
+    add("application", [" ".join(filter(None, [a.get("name"), a.get("version")])) or " ".join(s.get("app") or [])
+                        for a, s in zip(apps, studies)])
+    add("problem size", [a.get("size") for a in apps])
+    add("figure of merit", [a.get("fom") or s.get("primary_metric") for a, s in zip(apps, studies)])
+    add("scales (nodes x ranks)", [", ".join(f"{q.get('nodes') or '-'}x{q.get('ranks')}" for q in s.get("points") or [])
+                                   for s in studies])
+    add("repetitions", [s.get("repeat") for s in studies])
+    add("mode", [s.get("mode") for s in studies])
+    add("launcher", [p.get("launcher") for p in provs])
+    labs = [p.get("lab") or (a.get("lab") or {}) for p, a in zip(provs, apps)]
+    add("lab link", [lab.get("link") for lab in labs])
+    add("lab MTU", [lab.get("mtu") for lab in labs])
+    add("MPI library", [str(p.get("mpi_library") or "").split(",")[0] for p in provs])
+    add("MPI launcher", [(p.get("mpi_launcher") or {}).get("version") for p in provs])
+    add("fabric tag", [(r.tags or {}).get("fabric") for r in runs])
+    settings = [tuning_of(r) for r in runs]
+    for name in sorted({k for s in settings for k in s}):
+        add(f"tuning: {name}", [s.get(name) for s in settings])
+    return rows
+
+
+@dataclass
+class SettingFinding:
+    """One setting of a tuning variable against the reference setting, at one scale."""
+
+    app: str
+    variable: str
+    reference: str  # the reference setting's value
+    setting: str
+    scale: float
+    axis: str
+    ratio: Optional[float]  # > 1: the setting is faster (scaling.relative_performance)
+    verdict: str  # better, worse, no significant difference, cannot judge: ...
+
+
+@dataclass
+class EfficiencyFinding:
+    series: str
+    base: Optional[float]
+    scale: float
+    axis: str
+    efficiency: Optional[float]
+
+
+def host_busy(conditions: Conditions) -> bool:
+    """As many other runnable tasks as CPUs while a run started: a difference may be the load's."""
+    return conditions.load_max is not None and conditions.cpus is not None and conditions.load_max >= conditions.cpus
+
+
+def setting_findings(analysis: Any, variable: str, conditions: Conditions) -> List[SettingFinding]:
+    """Every setting against the reference at every compared scale, with a verdict that says when it
+    cannot be judged (one repetition, a busy host)."""
+    tags = {sa.series.name: sa.series.tags for sa in analysis.series}
+    axis = analysis.series[0].series.axis if analysis.series else "nodes"
+    busy = host_busy(conditions)
+    found = []
+    for c in analysis.comparisons:
+        ta, tb = tags.get(c.a, {}), tags.get(c.b, {})
+        if variable not in ta or variable not in tb:
+            continue
+        for p in c.points:
+            if p.ratio is None:
+                verdict = "not measured on both"
+            elif p.significant is None:
+                verdict = "cannot judge: one repetition (--repeat 2 or more)"
+            elif not p.significant:
+                verdict = "no significant difference"
+            elif busy:
+                verdict = (f"cannot judge: host busy ({conditions.load_max:g} other runnable tasks on "
+                           f"{conditions.cpus} CPUs)")
+            else:
+                verdict = "better" if p.ratio > 1 else "worse"
+            found.append(SettingFinding(str(ta.get("app") or c.group.get("app") or ""), variable, ta[variable],
+                                        tb[variable], p.scale, axis, p.ratio, verdict))
+    return found
+
+
+def efficiency_findings(analysis: Any) -> List[EfficiencyFinding]:
+    """Seed 003's '91% scaling efficiency relative to the 8 node result': each series at its largest scale."""
+    found = []
+    for sa in analysis.series:
+        measured = [e for e in sa.efficiency if e.efficiency is not None]
+        if measured:
+            last = measured[-1]
+            found.append(EfficiencyFinding(sa.series.name, sa.baseline, last.scale, sa.series.axis, last.efficiency))
     return found

@@ -123,8 +123,77 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
     _say(f"wrote {output}; runs {ids}")
 
 
+# ---- seed 003 ------------------------------------------------------------------------------------
+
+
+@study_group.command("scaling-claims")
+@click.option("--tune", "tune_text", default="btl_tcp_eager_limit=4096,65536", show_default=True, metavar="NAME=V1,V2[,...]",
+              help="The tuning variable and its settings: an MCA parameter (passed as --mca NAME V) or an "
+                   "environment variable in capitals such as UCX_RNDV_THRESH (passed as -x NAME=V). The first "
+                   "setting is the reference.")
+@click.option("--apps", "apps_text", default="lammps-lj", show_default=True, metavar="LIST", help="Applications.")
+@click.option("--nodes", "nodes_text", default="1,2,4", show_default=True, metavar="LIST",
+              help="Node counts; the smallest is the normalised base of efficiency.")
+@click.option("--link", default="1gbit", show_default=True, metavar="RATE", help="The lab's link rate.")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Repetitions of every scale.")
+@click.option("--size", type=click.IntRange(min=1), default=1, show_default=True, help="Problem size of every application.")
+@click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop a repetition after this long (failed).")
+@click.option("--lab-name", default="fbclaims", show_default=True, help="Name of the lab the study brings up (and down).")
+@click.option("-o", "--output", default="scaling-claims.html", show_default=True, type=click.Path(dir_okay=False),
+              help="The study's report (HTML).")
+@pass_state
+def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, size, timeout, lab_name, output):
+    """Seed 003 on the lab: efficiency against the smallest scale and a tuning variable's effect.
+
+    Every application runs at every node count once per setting of the variable; the report
+    shows efficiency, each setting's performance relative to the first with its verdict, and
+    the full configuration of every series.
+    """
+    from fabricbench.apps import parse_app_list
+    from fabricbench.cli.output import print_model_table
+    from fabricbench.report import render_html
+    from fabricbench.report.files import check_output, write_text
+    from fabricbench.report.sections.scaling import scaling_tables
+    from fabricbench.report.sections.study import claims_analysis, claims_report
+    from fabricbench.workflows.app_study import ensure_installed
+    from fabricbench.workflows.scaling import parse_int_list
+    from fabricbench.workflows.scaling_claims import ScalingClaimsSpec, parse_tuning, run_scaling_claims
+
+    check_output(output)
+    tuning = parse_tuning(tune_text)
+    spec = ScalingClaimsSpec(tuning=tuning, recipes=parse_app_list(apps_text), nodes=parse_int_list(nodes_text, "--nodes"),
+                             link=link, repeat=repeat, size=size, timeout=timeout, lab_name=lab_name)
+    ensure_installed(spec.recipes, install=False, say=_say)
+    store = state.store
+    outcome = run_scaling_claims(store, spec, say=_say)
+    command = reproduce_command()
+    report = claims_report(store, outcome.run_ids, tuning.name, tuning.values[0], command)
+    runs, names, analysis = claims_analysis(store, outcome.run_ids, tuning.name, tuning.values[0])
+    for table in scaling_tables(analysis, runs, names, full=False):
+        if table.caption.startswith("Scaling model"):
+            continue
+        print_model_table(table)
+        console.print()
+    _print_head(report.sections[0])
+    write_text(output, render_html(report))
+    _say(f"wrote {output}; runs {' '.join(str(i) for i in outcome.run_ids)}")
+
+
+def _print_head(section) -> None:
+    """A study's head section at 80 columns: its paragraphs, and its lists as '- ' items."""
+    for block in section.blocks:
+        items = getattr(block, "items", None)
+        if items is None:
+            for line in textwrap.wrap(getattr(block, "text", ""), 78):
+                _say(line)
+            continue
+        for item in items:
+            for line in textwrap.wrap(item, 78, initial_indent="- ", subsequent_indent="  "):
+                _say(line)
+
+
 def _say(text: str) -> None:
     console.print(text, highlight=False, markup=False)
 
 
-__all__: List[str] = ["STUDIES", "Study", "study_list", "study_osu_fabric"]
+__all__: List[str] = ["STUDIES", "Study", "study_list", "study_osu_fabric", "study_scaling_claims"]

@@ -118,7 +118,7 @@ def _tags(study: str, osu: OsuFabric, link: str) -> Dict[str, str]:
     from fabricbench.analysis.peaks import lab_tag
     from fabricbench.lab.rates import parse_rate
 
-    return {"study": study, "fabric": lab_tag(parse_rate(link)), "study_fabric": osu.fabric.name}
+    return {"study": study, "fabric": lab_tag(parse_rate(link))}
 
 
 def _engine(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Dict[str, str], say) -> int:

@@ -114,6 +114,15 @@ def _fabric_sentence(store, name: str, run_id: int) -> str:
             f"{describe_sm(snap) or 'no master subnet manager'}; {verdict.verdict}")
 
 
+def _study_fabric(run) -> str:
+    """The fabric's name as the study was given it (engine runs: provenance study.fabric; applications:
+    study.application.study_fabric)."""
+    from fabricbench.analysis.apps import fabric_of
+
+    study = (run.provenance or {}).get("study") or {}
+    return str(study.get("fabric") or fabric_of(run))
+
+
 def _count(n: int, one: str, many: str) -> str:
     return f"{f.count(n)} {one if n == 1 else many}"
 
@@ -125,7 +134,7 @@ def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, 
     from fabricbench.report import ReportOptions, build_report
 
     runs = [store.get_run(str(i)) for i in run_ids]
-    conditions = conditions_of(runs, fabric_of=lambda r: (r.tags or {}).get("study_fabric"))
+    conditions = conditions_of(runs, fabric_of=_study_fabric)
     report = build_report(store, list(run_ids), ReportOptions(title="Study osu-fabric (seed 000)", plot_format=plot_format))
     from fabricbench.analysis.apps import slowdown_summary
     from fabricbench.report.sections.apps import studies_of_runs
@@ -136,3 +145,67 @@ def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, 
                  for app, fab, n, x in slowdown_summary(apps) if x is not None]
     return prepend(report, study_head("Study osu-fabric: latency, bandwidth, the fabric manager's view, applications",
                                       conditions, command, findings, sentences, OSU_INTRO))
+
+
+# ---- seed 003: `study scaling-claims` ------------------------------------------------------------
+
+CLAIMS_INTRO = (
+    "Seed 003's claims, measured: each application's efficiency against its smallest scale (the "
+    "normalised base), its performance under every setting of the tuning variable relative to the "
+    "first setting, each with its verdict, and the full configuration of every series. Relative "
+    "performance above 1: the setting is faster."
+)
+
+
+def setting_sentence(x) -> str:
+    """'lammps-lj with btl_tcp_eager_limit=65536: 1.02x the performance of 4096 at 2 nodes (verdict)'."""
+    axis = x.axis if x.scale != 1 else x.axis.rstrip("s")
+    return (f"{x.app + ' ' if x.app else ''}with {x.variable}={x.setting}: {f.ratio(x.ratio)} the performance of "
+            f"{x.variable}={x.reference} at {f.exact(x.scale)} {axis} ({x.verdict})")
+
+
+def efficiency_sentence(x) -> str:
+    """'lammps-lj btl_tcp_eager_limit=4096: 84% scaling efficiency at 2 nodes relative to the 1 node result'."""
+    base = f"the {f.exact(x.base)} {x.axis.rstrip('s')} result" if x.base is not None else "its smallest scale"
+    return f"{x.series}: {f.percent(100.0 * x.efficiency, decimals=0)} scaling efficiency at {f.exact(x.scale)} {x.axis} relative to {base}"
+
+
+def claims_analysis(store, run_ids: Sequence[int], variable: str, reference: Optional[str]):
+    """(runs, names, StudyAnalysis) of a scaling-claims study: the settings compared by the variable's tag."""
+    from fabricbench.analysis import scaling as sc
+    from fabricbench.report.context import unique_names
+
+    runs = store.get_runs([str(i) for i in run_ids])
+    names = unique_names(runs)
+    series = []
+    for run, name in zip(runs, names):
+        data = store.load(run.id, benchmark=sc.BENCHMARK)
+        series.append(sc.series_of_run(data.run, data.measurements, name=name, axis="nodes"))
+    return runs, names, sc.analyse(series, compare_by=variable, reference=reference)
+
+
+def claims_report(store, run_ids: Sequence[int], variable: str, reference: Optional[str], command: str,
+                  plot_format: str = "svg"):
+    """The report of `study scaling-claims`: the head (findings, conditions, command) and the scaling
+    section (efficiency, relative performance by the variable, the configuration disclosed)."""
+    import datetime as _dt
+    from types import SimpleNamespace
+
+    from fabricbench import __version__
+    from fabricbench.analysis.studies import conditions_of, efficiency_findings, setting_findings
+    from fabricbench.report.model import Report
+    from fabricbench.report.sections.scaling import scaling_section
+
+    runs, names, analysis = claims_analysis(store, run_ids, variable, reference)
+    conditions = conditions_of(runs)
+    sentences = [efficiency_sentence(x) for x in efficiency_findings(analysis)]
+    sentences += [setting_sentence(x) for x in setting_findings(analysis, variable, conditions)]
+    head = study_head(f"Study scaling-claims: efficiency and the tuning variable {variable}", conditions, command,
+                      sentences=sentences, intro=CLAIMS_INTRO)
+    return Report(
+        title=f"Study scaling-claims (seed 003): {variable}",
+        generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        tool_version=__version__,
+        runs=[SimpleNamespace(name=n) for n in names],
+        sections=[head, scaling_section(analysis, plot_format, runs=runs, names=names)],
+    )
