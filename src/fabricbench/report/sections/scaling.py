@@ -184,7 +184,7 @@ def model_table(analysis: sc.StudyAnalysis) -> Table:
         "i in {-1, -2/3, -1/2, -1/3, 0, 1/3, 1/2, 2/3, 1, 3/2, 2}, j in {0, 1, 2} and the constant "
         "by leave-one-out cross-validation over the means; needs 3 or more scales.",
     ]
-    return Table(columns, rows, caption="Scaling model and efficiency threshold", notes=notes)
+    return without_empty_columns(Table(columns, rows, caption="Scaling model and efficiency threshold", notes=notes))
 
 
 def scaling_tables(analysis: sc.StudyAnalysis, runs: Sequence[Any] = (), names: Sequence[str] = (),
