@@ -89,7 +89,7 @@ def test_osu_fabric_on_two_lab_fabrics(cli, db_path, tmp_path):
     _need_fabric_sim()
     report = tmp_path / "osu.html"
     out = cli("study", "osu-fabric", "--fabric", "fast:1gbit,ib=4xEDR", "--fabric", "slow:100mbit,ib=4xFDR",
-              "--apps", "none", "--sizes", "256K:1M", "--time-budget", "0.02", "--repeat", "1",
+              "--apps", "none", "--sizes", "16K:64K", "--time-budget", "0.02", "--repeat", "1",
               "--lab-name", "fbtosu", "-o", str(report), timeout=600).stdout
     assert "wrote" in out
     db = open_db(str(db_path))

@@ -79,7 +79,7 @@ def study_list(as_json: bool) -> None:
 @click.option("--apps", "apps_text", default="lammps-lj", show_default=True, metavar="LIST",
               help="Applications run relative to the first fabric ('none': no applications).")
 @click.option("--nodes", "nodes_text", default="1,2", show_default=True, metavar="LIST", help="Node counts of the applications.")
-@click.option("--sizes", default="1:4M", show_default=True, metavar="MIN:MAX", help="Message sizes of latency and bandwidth.")
+@click.option("--sizes", default="1:1M", show_default=True, metavar="MIN:MAX", help="Message sizes of latency and bandwidth.")
 @click.option("--time-budget", type=click.FloatRange(min=0.001), default=0.05, show_default=True, metavar="SECONDS",
               help="The engine's time budget per point.")
 @click.option("--repeat", type=click.IntRange(min=1), default=2, show_default=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
@@ -111,6 +112,24 @@ def ensure_installed(recipes: List[Recipe], install: bool, say: Callable[[str], 
         raise AppMissing(f"still missing after apt-get: {', '.join(still)}")
 
 
+@contextmanager
+def study_lab(lab_name: str):
+    """While a study runs: its lab is the one the lab launcher finds (FABRICBENCH_LAB), and at the
+    end, however it ends, the lab is down and FABRICBENCH_LAB is what it was."""
+    from fabricbench.lab import core as lab_core
+
+    before = os.environ.get("FABRICBENCH_LAB")
+    os.environ["FABRICBENCH_LAB"] = lab_name
+    try:
+        yield
+    finally:
+        lab_core.down(lab_name)
+        if before is None:
+            os.environ.pop("FABRICBENCH_LAB", None)
+        else:
+            os.environ["FABRICBENCH_LAB"] = before
+
+
 class _Say(StudyObserver):
     def __init__(self, say: Callable[[str], None], what: str):
         self.say, self.what = say, what
@@ -133,9 +152,7 @@ def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda
 
     outcome = AppStudyOutcome(study=uuid.uuid4().hex[:8])
     points = plan_points(spec.nodes, spec.ppn, None)
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = spec.lab_name  # the lab launcher finds the study's lab by this name
-    try:
+    with study_lab(spec.lab_name):
         for fabric in spec.fabrics:
             lab_spec = lab_spec_of(fabric, max(spec.nodes))
             lab_core.down(spec.lab_name)
@@ -155,10 +172,4 @@ def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda
                     case.cleanup()
                 outcome.run_ids.append(done.run.id)
                 outcome.failed += done.failed
-    finally:
-        lab_core.down(spec.lab_name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
     return outcome

@@ -11,7 +11,6 @@ tagged ``study=ID`` and ``fabric=lab-RATE``; the lab and the simulation are take
 """
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Callable, Dict, List, Optional
 
 from fabricbench.apps import Recipe
 from fabricbench.errors import UsageError
-from fabricbench.workflows.app_study import StudyFabric, lab_spec_of, parse_fabric
+from fabricbench.workflows.app_study import StudyFabric, lab_spec_of, parse_fabric, study_lab
 
 DEFAULT_FABRICS = ("fast:1gbit,ib=4xEDR", "slow:200mbit,ib=4xFDR")
 
@@ -55,7 +54,7 @@ class OsuFabricSpec:
     fabrics: List[OsuFabric]
     recipes: List[Recipe] = field(default_factory=list)
     app_nodes: List[int] = field(default_factory=lambda: [1, 2])
-    sizes: str = "1:4M"
+    sizes: str = "1:1M"
     time_budget: float = 0.05
     precision: float = 0.05
     repeat: int = 2
@@ -93,9 +92,7 @@ def run_osu_fabric(store, spec: OsuFabricSpec, say: Callable[[str], None] = lamb
     from fabricbench.lab import core as lab_core
 
     outcome = OsuFabricOutcome(study=uuid.uuid4().hex[:8])
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = spec.lab_name  # the lab launcher finds the study's lab by this name
-    try:
+    with study_lab(spec.lab_name):
         for index, osu in enumerate(spec.fabrics, 1):
             lab_core.down(spec.lab_name)
             lab = lab_core.Lab.up(lab_spec_of(osu.fabric, spec.nodes), spec.lab_name)
@@ -105,12 +102,6 @@ def run_osu_fabric(store, spec: OsuFabricSpec, say: Callable[[str], None] = lamb
             outcome.engine_runs[osu.fabric.name] = _engine(store, spec, osu, hosts, tags, say)
             outcome.fabric_runs[osu.fabric.name] = _fabric_view(store, _sim_name(spec.lab_name, index), osu, hosts, tags, say)
             outcome.app_runs += _apps(store, spec, osu, hosts, tags, lab.shape, say)
-    finally:
-        lab_core.down(spec.lab_name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
     return outcome
 
 

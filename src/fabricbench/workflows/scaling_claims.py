@@ -10,7 +10,6 @@ The launch line the run records holds the setting (the configuration disclosure 
 """
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -82,15 +81,13 @@ def run_scaling_claims(store, spec: ScalingClaimsSpec, say: Callable[[str], None
     from fabricbench.lab.rates import parse_rate
     from fabricbench.launch import get_launcher
     from fabricbench.workflows.app import AppCase
-    from fabricbench.workflows.app_study import _Say
+    from fabricbench.workflows.app_study import _Say, study_lab
     from fabricbench.workflows.scaling import StudySpec, layout_for, plan_points, run_study
 
     outcome = ScalingClaimsOutcome(study=uuid.uuid4().hex[:8])
     points = plan_points(spec.nodes, spec.ppn, None)
     tuning = spec.tuning
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = spec.lab_name  # the lab launcher finds the study's lab by this name
-    try:
+    with study_lab(spec.lab_name):
         lab_core.down(spec.lab_name)
         try:
             lab_spec = LabSpec(nodes=max(spec.nodes), link=spec.link)
@@ -116,10 +113,4 @@ def run_scaling_claims(store, spec: ScalingClaimsSpec, say: Callable[[str], None
                     case.cleanup()
                 outcome.run_ids.append(done.run.id)
                 outcome.failed += done.failed
-    finally:
-        lab_core.down(spec.lab_name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
     return outcome

@@ -169,19 +169,28 @@ def study_tables(store, run_ids: Sequence[int]) -> List[Table]:
     return [study_table(st) for st in _load(store, run_ids)]
 
 
-def study_report(store, run_ids: Sequence[int], plot_format: str = "svg"):
-    """A report holding the study's section (what `study apps -o FILE.html` writes)."""
+def study_report(store, run_ids: Sequence[int], plot_format: str = "svg", command: Optional[str] = None):
+    """A report holding the study's head (findings, conditions, `command`) and its section (what
+    `study apps -o FILE.html` writes)."""
     import datetime as _dt
     from types import SimpleNamespace
 
     from fabricbench import __version__
     from fabricbench.report.model import Report
 
+    from fabricbench.analysis.studies import conditions_of
+    from fabricbench.report.sections.study import study_head
+
     runs = [store.get_run(str(i)) for i in run_ids]
+    studies = _load(store, run_ids)
+    sentences = [f"{app}: on {fab} {f.ratio(x)} the performance of {st.reference} at {f.exact(n)} nodes"
+                 for st in studies for app, fab, n, x in aa.slowdown_summary([st]) if x is not None]
+    head = study_head("Study apps: applications on the fabrics", conditions_of(runs, fabric_of=aa.fabric_of),
+                      command or "-", sentences=sentences)
     return Report(
         title="fabricbench application study",
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool_version=__version__,
         runs=[SimpleNamespace(name=r.label or r.name) for r in runs],
-        sections=[study_section(_load(store, run_ids), plot_format)],
+        sections=[head, study_section(studies, plot_format)],
     )
