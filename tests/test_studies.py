@@ -42,6 +42,15 @@ def test_tuning_is_read_from_the_launch_line_and_only_differences_count():
     b = _run([x.replace("4096", "65536") for x in base])
     assert tuning_of(a) == {"btl": "tcp,self", "btl_tcp_eager_limit": "4096", "UCX_RNDV_THRESH": "8192", "OMPI_MCA_pml": "ob1"}
     assert tuning_differences([a, b]) == {"OMPI_MCA_pml": ["ob1", None], "btl_tcp_eager_limit": ["4096", "65536"]}
+    srun = _run(["srun", "--export=ALL,OMPI_MCA_btl_tcp_eager_limit=4096,UCX_RNDV_THRESH=8k", "-n", "2", "app"])
+    assert tuning_of(srun) == {"btl_tcp_eager_limit": "4096", "UCX_RNDV_THRESH": "8k"}
+
+    from fabricbench.workflows.scaling_claims import parse_tuning
+
+    eager, ucx = parse_tuning("btl_tcp_eager_limit=4096,65536"), parse_tuning("UCX_RNDV_THRESH=8k,64k")
+    assert eager.launch_args("4096") == ["--mca", "btl_tcp_eager_limit", "4096"]
+    assert ucx.launch_args("8k") == ["-x", "UCX_RNDV_THRESH=8k"]
+    assert tuning_of(_run(["srun", *eager.launch_args("4096", "srun"), "app"])) == {"btl_tcp_eager_limit": "4096"}
 
 
 def test_tables_drop_columns_nobody_has_a_value_in():

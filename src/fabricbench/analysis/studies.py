@@ -107,8 +107,9 @@ ENV_PREFIXES = ("OMPI_MCA_", "UCX_", "FI_", "I_MPI_", "MPIR_CVAR_", "PSM2_", "HF
 
 
 def tuning_of(run: Any) -> Dict[str, str]:
-    """The MPI tuning a run was launched with: every ``--mca NAME VALUE`` (and ``-mca``) and
-    ``-x NAME=VALUE`` of its recorded launch line, and the MPI environment variables it recorded."""
+    """The MPI tuning a run was launched with: every ``--mca NAME VALUE`` (and ``-mca``),
+    ``-x NAME=VALUE`` and srun ``--export=...,NAME=VALUE`` (``OMPI_MCA_NAME`` read as ``NAME``) of its
+    recorded launch line, and the MPI environment variables it recorded."""
     p = run.provenance or {}
     argv = [str(a) for a in p.get("launch") or []]
     found: Dict[str, str] = {}
@@ -118,6 +119,14 @@ def tuning_of(run: Any) -> Dict[str, str]:
         if arg in ("--mca", "-mca", "--gmca", "-gmca") and i + 2 < len(argv):
             found[argv[i + 1]] = argv[i + 2]
             i += 3
+            continue
+        if arg.startswith("--export=") or (arg == "--export" and i + 1 < len(argv)):  # srun
+            listed = arg[len("--export="):] if arg.startswith("--export=") else argv[i + 1]
+            for item in listed.split(","):
+                name, eq, value = item.partition("=")
+                if eq:
+                    found[name[len("OMPI_MCA_"):] if name.startswith("OMPI_MCA_") else name] = value
+            i += 1 if arg.startswith("--export=") else 2
             continue
         if arg == "-x" and i + 1 < len(argv) and "=" in argv[i + 1]:
             name, _, value = argv[i + 1].partition("=")

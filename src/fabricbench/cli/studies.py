@@ -139,10 +139,15 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
 @click.option("--size", type=click.IntRange(min=1), default=1, show_default=True, help="Problem size of every application.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop a repetition after this long (failed).")
 @click.option("--lab-name", default="fbclaims", show_default=True, help="Name of the lab the study brings up (and down).")
+@click.option("--launcher", type=click.Choice(["lab", "mpirun", "srun"]), default="lab", show_default=True,
+              help="lab: the emulated cluster at --link; mpirun or srun: a real cluster, on --hosts / --hostfile.")
+@click.option("--hosts", "hosts_text", metavar="LIST", help="A cluster's hosts (comma-separated); --nodes N uses the first N.")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="A cluster's hostfile; --nodes N uses its first N hosts.")
 @click.option("-o", "--output", default="scaling-claims.html", show_default=True, type=click.Path(dir_okay=False),
               help="The study's report (HTML).")
 @pass_state
-def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, size, timeout, lab_name, output):
+def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, size, timeout, lab_name, launcher,
+                         hosts_text, hostfile, output):
     """Seed 003 on the lab: efficiency against the smallest scale and a tuning variable's effect.
 
     Every application runs at every node count once per setting of the variable; the report
@@ -162,7 +167,8 @@ def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, 
     check_output(output)
     tuning = parse_tuning(tune_text)
     spec = ScalingClaimsSpec(tuning=tuning, recipes=parse_app_list(apps_text), nodes=parse_int_list(nodes_text, "--nodes"),
-                             link=link, repeat=repeat, size=size, timeout=timeout, lab_name=lab_name)
+                             link=link, repeat=repeat, size=size, timeout=timeout, lab_name=lab_name, launcher=launcher,
+                             hosts=_cluster_hosts(launcher, hosts_text, hostfile))
     ensure_installed(spec.recipes, install=False, say=_say)
     store = state.store
     outcome = run_scaling_claims(store, spec, say=_say)
@@ -177,6 +183,21 @@ def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, 
     _print_head(report.sections[0])
     write_text(output, render_html(report))
     _say(f"wrote {output}; runs {' '.join(str(i) for i in outcome.run_ids)}")
+
+
+def _cluster_hosts(launcher: str, hosts_text, hostfile) -> List[str]:
+    """The hosts of a cluster run (none for the lab, which brings its own)."""
+    from fabricbench.errors import UsageError
+
+    if launcher == "lab":
+        if hosts_text or hostfile:
+            raise UsageError("--hosts and --hostfile are for a cluster (--launcher mpirun or srun); the lab brings its own")
+        return []
+    if hostfile:
+        from fabricbench.launch.mpirun import read_hostfile
+
+        return list(read_hostfile(hostfile))
+    return [h.strip() for h in (hosts_text or "").split(",") if h.strip()]
 
 
 def _print_head(section) -> None:

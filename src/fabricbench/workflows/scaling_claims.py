@@ -31,7 +31,12 @@ class Tuning:
         """An environment variable (UCX_RNDV_THRESH) rather than an MCA parameter (btl_tcp_eager_limit)."""
         return self.name.upper() == self.name
 
-    def launch_args(self, value: str) -> List[str]:
+    def launch_args(self, value: str, launcher: str = "lab") -> List[str]:
+        """How the setting reaches the ranks: mpirun's --mca / -x, or srun's --export (an MCA
+        parameter as its OMPI_MCA_ variable)."""
+        if launcher == "srun":
+            name = self.name if self.is_env else f"OMPI_MCA_{self.name}"
+            return [f"--export=ALL,{name}={value}"]
         return ["-x", f"{self.name}={value}"] if self.is_env else ["--mca", self.name, value]
 
 
@@ -58,6 +63,8 @@ class ScalingClaimsSpec:
     size: int = 1
     timeout: Optional[float] = None
     lab_name: str = "fbclaims"
+    launcher: str = "lab"  # or mpirun / srun on a cluster: the hosts given, no lab
+    hosts: List[str] = field(default_factory=list)
 
     def __post_init__(self):
         if not self.recipes:
@@ -75,18 +82,17 @@ class ScalingClaimsOutcome:
 
 def run_scaling_claims(store, spec: ScalingClaimsSpec, say: Callable[[str], None] = lambda _t: None) -> ScalingClaimsOutcome:
     """Every application at every node count, once per setting; the runs' ids in order."""
+    if spec.launcher != "lab":
+        outcome = ScalingClaimsOutcome(study=uuid.uuid4().hex[:8])
+        _sweep(store, spec, outcome, spec.launcher, list(spec.hosts), {}, None, say)
+        return outcome
     from fabricbench.analysis.peaks import lab_tag
     from fabricbench.lab import LabSpec
     from fabricbench.lab import core as lab_core
     from fabricbench.lab.rates import parse_rate
-    from fabricbench.launch import get_launcher
-    from fabricbench.workflows.app import AppCase
-    from fabricbench.workflows.app_study import _Say, study_lab
-    from fabricbench.workflows.scaling import StudySpec, layout_for, plan_points, run_study
+    from fabricbench.workflows.app_study import study_lab
 
     outcome = ScalingClaimsOutcome(study=uuid.uuid4().hex[:8])
-    points = plan_points(spec.nodes, spec.ppn, None)
-    tuning = spec.tuning
     with study_lab(spec.lab_name):
         lab_core.down(spec.lab_name)
         try:
@@ -96,21 +102,33 @@ def run_scaling_claims(store, spec: ScalingClaimsSpec, say: Callable[[str], None
         lab = lab_core.Lab.up(lab_spec, spec.lab_name)
         say(f"lab '{spec.lab_name}' up, {lab.describe()}")
         hosts = list(lab.node_names)
-        fabric = lab_tag(parse_rate(lab.shape["link"]))
-        for recipe in spec.recipes:
-            for value in tuning.values:
-                case = AppCase(recipe, spec.size)
-                case.context = {"tuning": {tuning.name: value}, "lab": lab.shape}
-                setting = f"{tuning.name}={value}"
-                try:
-                    study = StudySpec(app=[], points=points, repeat=spec.repeat, timeout=spec.timeout, case=case,
-                                      label=f"{recipe.name} {setting}",
-                                      tags={"app": recipe.name, tuning.name: value, "fabric": fabric, "study": outcome.study})
-                    args = tuning.launch_args(value)
-                    done = run_study(store, study, lambda p, a=args: get_launcher("lab", layout_for(p, "lab", hosts, a)),
-                                     observer=_Say(say, f"{recipe.name} {setting}"))
-                finally:
-                    case.cleanup()
-                outcome.run_ids.append(done.run.id)
-                outcome.failed += done.failed
+        _sweep(store, spec, outcome, "lab", hosts, lab.shape, lab_tag(parse_rate(lab.shape["link"])), say)
     return outcome
+
+
+def _sweep(store, spec: ScalingClaimsSpec, outcome: ScalingClaimsOutcome, launcher: str, hosts: List[str],
+           shape, fabric: Optional[str], say: Callable[[str], None]) -> None:
+    """Every application, every setting: one scaling run each, through `launcher` on `hosts`."""
+    from fabricbench.launch import get_launcher
+    from fabricbench.workflows.app import AppCase
+    from fabricbench.workflows.app_study import _Say
+    from fabricbench.workflows.scaling import StudySpec, layout_for, plan_points, run_study
+
+    points = plan_points(spec.nodes, spec.ppn, None)
+    tuning = spec.tuning
+    for recipe in spec.recipes:
+        for value in tuning.values:
+            case = AppCase(recipe, spec.size)
+            case.context = {"tuning": {tuning.name: value}, **({"lab": shape} if shape else {})}
+            setting = f"{tuning.name}={value}"
+            tags = {"app": recipe.name, tuning.name: value, "study": outcome.study, **({"fabric": fabric} if fabric else {})}
+            try:
+                study = StudySpec(app=[], points=points, repeat=spec.repeat, timeout=spec.timeout, case=case,
+                                  label=f"{recipe.name} {setting}", tags=tags)
+                args = tuning.launch_args(value, launcher)
+                done = run_study(store, study, lambda p, a=args: get_launcher(launcher, layout_for(p, launcher, hosts, a)),
+                                 observer=_Say(say, f"{recipe.name} {setting}"))
+            finally:
+                case.cleanup()
+            outcome.run_ids.append(done.run.id)
+            outcome.failed += done.failed
