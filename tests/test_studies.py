@@ -156,3 +156,15 @@ def test_scaling_claims_sweeps_the_eager_limit(cli, db_path, tmp_path):
     text = _text(report)
     assert "scaling efficiency at 2 nodes relative to the 1 node result" in text
     assert "Reproduce with: fabricbench --db" in text and "link rates:" in text
+
+
+def test_a_cluster_fabric_is_the_launcher_arguments_that_select_it():
+    from fabricbench.errors import UsageError
+    from fabricbench.workflows.osu_fabric import parse_cluster_fabric, parse_osu_fabric
+
+    ib = parse_cluster_fabric("ib:--mca pml ucx -x UCX_TLS=rc")
+    assert ib.fabric.name == "ib" and ib.args == ["--mca", "pml", "ucx", "-x", "UCX_TLS=rc"]
+    lab = parse_osu_fabric("slow:100mbit,ib=4xFDR")
+    assert (lab.fabric.link, lab.width, lab.speed) == ("100mbit", 4, "FDR")
+    with pytest.raises(UsageError, match="NAME:LAUNCHER_ARGS"):
+        parse_cluster_fabric("--mca pml ucx")

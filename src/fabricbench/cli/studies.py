@@ -86,10 +86,16 @@ def study_list(as_json: bool) -> None:
               help="Launches of the engine and repetitions of each application per fabric.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop a run after this long (failed).")
 @click.option("--lab-name", default="fbosu", show_default=True, help="Name of the lab (and simulated fabric) the study brings up and down.")
+@click.option("--launcher", type=click.Choice(["lab", "mpirun", "srun"]), default="lab", show_default=True,
+              help="lab: the emulated cluster; mpirun or srun: a real cluster, on --hosts / --hostfile, each --fabric "
+                   "then NAME:LAUNCHER_ARGS, e.g. 'eth:--mca btl tcp,self' 'ib:--mca pml ucx'.")
+@click.option("--hosts", "hosts_text", metavar="LIST", help="A cluster's hosts (comma-separated).")
+@click.option("--hostfile", type=click.Path(exists=True, dir_okay=False), help="A cluster's hostfile.")
 @click.option("-o", "--output", default="osu-fabric.html", show_default=True, type=click.Path(dir_okay=False),
               help="The study's report (HTML).")
 @pass_state
-def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, sizes, time_budget, repeat, timeout, lab_name, output):
+def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, sizes, time_budget, repeat, timeout, lab_name,
+                     launcher, hosts_text, hostfile, output):
     """Seed 000 on the lab: OSU latency and bandwidth, the fabric manager's view and applications per fabric.
 
     For each fabric the lab comes up at its link rate; the engine measures latency and bw between
@@ -102,14 +108,23 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
     from fabricbench.report import render_html
     from fabricbench.report.sections.study import finding_sentence, osu_fabric_report, osu_findings_of
     from fabricbench.workflows.app_study import ensure_installed
-    from fabricbench.workflows.osu_fabric import DEFAULT_FABRICS, OsuFabricSpec, parse_osu_fabric, run_osu_fabric
+    from fabricbench.errors import UsageError
+    from fabricbench.workflows.osu_fabric import (DEFAULT_FABRICS, OsuFabricSpec, parse_cluster_fabric, parse_osu_fabric,
+                                                  run_osu_fabric)
     from fabricbench.workflows.scaling import parse_int_list
 
     check_output(output)
     recipes = [] if apps_text.strip().lower() in ("", "none") else parse_app_list(apps_text)
-    spec = OsuFabricSpec(fabrics=[parse_osu_fabric(t) for t in (fabrics or DEFAULT_FABRICS)], recipes=recipes,
-                         app_nodes=parse_int_list(nodes_text, "--nodes"), sizes=sizes, time_budget=time_budget,
-                         repeat=repeat, app_repeat=repeat, timeout=timeout, lab_name=lab_name)
+    if launcher == "lab":
+        chosen = [parse_osu_fabric(t) for t in (fabrics or DEFAULT_FABRICS)]
+    elif not fabrics:
+        raise UsageError("on a cluster give each fabric as --fabric NAME:LAUNCHER_ARGS, e.g. "
+                         "--fabric 'eth:--mca btl tcp,self' --fabric 'ib:--mca pml ucx'")
+    else:
+        chosen = [parse_cluster_fabric(t) for t in fabrics]
+    spec = OsuFabricSpec(fabrics=chosen, recipes=recipes, app_nodes=parse_int_list(nodes_text, "--nodes"), sizes=sizes,
+                         time_budget=time_budget, repeat=repeat, app_repeat=repeat, timeout=timeout, lab_name=lab_name,
+                         launcher=launcher, hosts=_cluster_hosts(launcher, hosts_text, hostfile))
     ensure_installed(spec.recipes, install=False, say=_say)
     store = state.store
     outcome = run_osu_fabric(store, spec, say=_say)
@@ -118,7 +133,7 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
         _say(finding_sentence(line))
     command = reproduce_command()
     write_text(output, render_html(osu_fabric_report(store, outcome.engine_runs, outcome.run_ids, command, findings,
-                                                     fabric_runs=outcome.fabric_runs)))
+                                                     fabric_runs=outcome.fabric_runs, problems=outcome.problems)))
     ids = " ".join(str(i) for i in outcome.run_ids)
     _say(f"wrote {output}; runs {ids}")
 

@@ -28,6 +28,22 @@ class OsuFabric:
     fabric: StudyFabric
     width: int = 4
     speed: str = "EDR"
+    args: List[str] = field(default_factory=list)  # on a cluster: the launcher arguments that select the fabric
+
+
+def parse_cluster_fabric(text: str) -> OsuFabric:
+    """'ib:--mca pml ucx' or 'eth:--mca pml ob1 --mca btl tcp,self': a name and the launcher arguments
+    that make the ranks use that fabric on a cluster (the same hosts, another transport)."""
+    import shlex
+
+    name, sep, rest = text.partition(":")
+    if not sep or not name.strip():
+        raise UsageError(f"--fabric {text!r}: on a cluster give NAME:LAUNCHER_ARGS, e.g. 'eth:--mca btl tcp,self'")
+    try:
+        args = shlex.split(rest)
+    except ValueError as exc:
+        raise UsageError(f"--fabric {text!r}: {exc}") from None
+    return OsuFabric(StudyFabric(name.strip(), {}), args=args)
 
 
 def parse_osu_fabric(text: str) -> OsuFabric:
@@ -62,6 +78,8 @@ class OsuFabricSpec:
     size: int = 1
     timeout: Optional[float] = None
     lab_name: str = "fbosu"
+    launcher: str = "lab"  # or mpirun / srun on a cluster: every fabric on `hosts`, selected by its args
+    hosts: List[str] = field(default_factory=list)
 
     def __post_init__(self):
         if len(self.fabrics) < 2:
@@ -80,7 +98,7 @@ class OsuFabricOutcome:
     engine_runs: Dict[str, int] = field(default_factory=dict)  # fabric name -> run id
     fabric_runs: Dict[str, int] = field(default_factory=dict)
     app_runs: List[int] = field(default_factory=list)
-    problems: List[str] = field(default_factory=list)
+    problems: List[str] = field(default_factory=list)  # what could not be done, as the report says it
 
     @property
     def run_ids(self) -> List[int]:
@@ -88,10 +106,13 @@ class OsuFabricOutcome:
 
 
 def run_osu_fabric(store, spec: OsuFabricSpec, say: Callable[[str], None] = lambda _t: None) -> OsuFabricOutcome:
-    """Every fabric in turn on the lab; the runs' ids by fabric."""
+    """Every fabric in turn on the lab (or on a cluster's hosts); the runs' ids by fabric."""
     from fabricbench.lab import core as lab_core
 
     outcome = OsuFabricOutcome(study=uuid.uuid4().hex[:8])
+    if spec.launcher != "lab":
+        _on_cluster(store, spec, outcome, say)
+        return outcome
     with study_lab(spec.lab_name):
         for index, osu in enumerate(spec.fabrics, 1):
             lab_core.down(spec.lab_name)
@@ -112,16 +133,38 @@ def _tags(study: str, osu: OsuFabric, link: str) -> Dict[str, str]:
     return {"study": study, "fabric": lab_tag(parse_rate(link))}
 
 
-def _engine(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Dict[str, str], say) -> int:
+def _on_cluster(store, spec: OsuFabricSpec, outcome: OsuFabricOutcome, say) -> None:
+    """The real fabric: every fabric's engine run and applications on the same hosts (its launcher
+    arguments pick the transport), and one scan of the fabric the diagnostics see from here."""
+    from fabricbench.workflows.fabric import FabricCannotScan, scan
+
+    hosts = list(dict.fromkeys(spec.hosts))
+    for osu in spec.fabrics:
+        tags = {"study": outcome.study, "fabric": osu.fabric.name}
+        say(f"fabric {osu.fabric.name}: {spec.launcher} {' '.join(osu.args) or '(no arguments)'}")
+        outcome.engine_runs[osu.fabric.name] = _engine(store, spec, osu, hosts, tags, say, spec.launcher)
+        outcome.app_runs += _apps(store, spec, osu, hosts, tags, None, say, spec.launcher)
+    try:
+        run, snapshot = scan(store, label="fabric", tags={"study": outcome.study})
+        outcome.fabric_runs["the fabric"] = run.id
+        say(f"  fabric manager's view: run {run.id}, {len(snapshot.links())} links")
+    except FabricCannotScan as exc:
+        outcome.problems.append(f"no fabric manager's view: {exc}")
+        say(f"  no fabric manager's view: {exc}")
+
+
+def _engine(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Dict[str, str], say,
+            launcher_name: str = "lab") -> int:
     from fabricbench import suite
     from fabricbench.launch import get_launcher
     from fabricbench.launch.base import Layout
     from fabricbench.workflows.engine import measure
 
-    launcher = get_launcher("lab", Layout(np=2, hosts=hosts[:2], ppn=1))
+    launcher = get_launcher(launcher_name, Layout(np=2, hosts=hosts[:2], ppn=1 if hosts else None, extra_args=list(osu.args)))
     extra = ["--time-budget", f"{spec.time_budget:g}", "--precision", f"{spec.precision:g}"]
     steps = suite.plan(["latency", "bw"], 2, sizes=spec.sizes, extra=extra)
-    say(f"  latency and bandwidth between {hosts[0]} and {hosts[1]} ({spec.sizes}, {spec.repeat} launches each)")
+    between = f"between {hosts[0]} and {hosts[1]}" if len(hosts) > 1 else "between two ranks"
+    say(f"  latency and bandwidth {between} ({spec.sizes}, {spec.repeat} launches each)")
     done = measure(store, launcher, steps, label=f"osu on {osu.fabric.name}", tags=tags, timeout=spec.timeout,
                    repeat=spec.repeat, extra_provenance={"study": {"name": "osu-fabric", "fabric": osu.fabric.name}})
     say(f"  run {done.run.id}: {done.points} points ({done.status})")
@@ -156,7 +199,8 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _apps(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Dict[str, str], shape, say) -> List[int]:
+def _apps(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Dict[str, str], shape, say,
+          launcher: str = "lab") -> List[int]:
     from fabricbench.launch import get_launcher
     from fabricbench.workflows.app import AppCase
     from fabricbench.workflows.app_study import _Say
@@ -166,11 +210,11 @@ def _apps(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: Di
     points = plan_points(spec.app_nodes, 1, None)
     for recipe in spec.recipes:
         case = AppCase(recipe, spec.size)
-        case.context = {"study_fabric": osu.fabric.name, "lab": shape}
+        case.context = {"study_fabric": osu.fabric.name, **({"lab": shape} if shape else {})}
         try:
             study = StudySpec(app=[], points=points, repeat=spec.app_repeat, timeout=spec.timeout, case=case,
                               label=f"{recipe.name} on {osu.fabric.name}", tags=dict(tags, app=recipe.name))
-            done = run_study(store, study, lambda p: get_launcher("lab", layout_for(p, "lab", hosts, [])),
+            done = run_study(store, study, lambda p: get_launcher(launcher, layout_for(p, launcher, hosts, osu.args)),
                              observer=_Say(say, f"  {recipe.name} on {osu.fabric.name}"))
         finally:
             case.cleanup()

@@ -109,7 +109,7 @@ def _fabric_sentence(store, name: str, run_id: int) -> str:
     run, snap = load_snapshot(store, run_id)
     verdict = judge_stored(store, run, snap)[0]
     labels = sorted({link_label(link.width, link.speed) for link in snap.links()})
-    return (f"{name}'s fabric as its manager sees it: {_count(len(snap.switches()), 'switch', 'switches')}, "
+    return (f"{name} as its manager sees it: {_count(len(snap.switches()), 'switch', 'switches')}, "
             f"{_count(len(snap.cas()), 'HCA', 'HCAs')}, {_count(len(snap.links()), 'link', 'links')} at {', '.join(labels) or '-'}; "
             f"{describe_sm(snap) or 'no master subnet manager'}; {verdict.verdict}")
 
@@ -128,7 +128,7 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, findings: Sequence[Finding] = (),
-                      plot_format: str = "svg", fabric_runs=None):
+                      plot_format: str = "svg", fabric_runs=None, problems: Sequence[str] = ()):
     """The one page of `study osu-fabric`: the study's head, then the report of every run."""
     from fabricbench.analysis.studies import conditions_of
     from fabricbench.report import ReportOptions, build_report
@@ -144,7 +144,7 @@ def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, 
     sentences += [f"{app}: on {fab} {f.ratio(x)} the performance of the baseline at {f.exact(n)} nodes"
                  for app, fab, n, x in slowdown_summary(apps) if x is not None]
     return prepend(report, study_head("Study osu-fabric: latency, bandwidth, the fabric manager's view, applications",
-                                      conditions, command, findings, sentences, OSU_INTRO))
+                                      conditions, command, findings, sentences, OSU_INTRO, notes=problems))
 
 
 # ---- seed 003: `study scaling-claims` ------------------------------------------------------------
