@@ -129,8 +129,9 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
     store = state.store
     outcome = run_osu_fabric(store, spec, say=_say)
     findings = osu_findings_of(store, outcome.engine_runs)
-    for line in findings:
-        _say(finding_sentence(line))
+    for finding in findings:
+        for line in textwrap.wrap(finding_sentence(finding), 78, initial_indent="- ", subsequent_indent="  "):
+            _say(line)
     command = reproduce_command()
     write_text(output, render_html(osu_fabric_report(store, outcome.engine_runs, outcome.run_ids, command, findings,
                                                      fabric_runs=outcome.fabric_runs, problems=outcome.problems)))
