@@ -179,9 +179,11 @@ def test_study_apps_on_two_lab_fabrics(cli, db_path, tmp_path):
     db = open_db(str(db_path))
     runs = sorted(db.list_runs(kind="scaling"), key=lambda r: r.id)
     assert [r.label for r in runs] == ["lammps-lj on fast", "lammps-lj on slow"]
-    assert [r.tags["fabric"] for r in runs] == ["lab-1gbit", "lab-100mbit"] and runs[0].tags["study"] == runs[1].tags["study"]
+    assert [r.tags["fabric"] for r in runs] == ["lab-1g", "lab-100m"] and runs[0].tags["study"] == runs[1].tags["study"]
     assert all(r.provenance["launcher"] == "lab" and r.status == "complete" for r in runs)
-    assert 'data-slug="apps-relative"' in report.read_text()
+    page = report.read_text()
+    assert 'data-slug="apps-relative"' in page and "repetitions (fom)" in page
+    assert "link rates: fast 1gbit, slow 100mbit" in page and "Reproduce with: fabricbench --db" in page
     from fabricbench.lab import current_lab
 
     assert current_lab("fbtapps") is None  # the study takes its lab down
