@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
+
 @dataclass
 class Conditions:
     """Where and how a study's runs ran: lab or cluster, link rates, ranks, MPI, host load."""
@@ -193,6 +194,7 @@ class SettingFinding:
     axis: str
     ratio: Optional[float]  # > 1: the setting is faster (scaling.relative_performance)
     verdict: str  # better, worse, no significant difference, cannot judge: ...
+    busy: Optional[Tuple[float, int]] = None  # host busy: (other runnable tasks, CPUs)
 
 
 @dataclass
@@ -228,12 +230,12 @@ def setting_findings(analysis: Any, variable: str, conditions: Conditions) -> Li
             elif not p.significant:
                 verdict = "no significant difference"
             elif busy:
-                verdict = (f"cannot judge: host busy ({conditions.load_max:g} other runnable tasks on "
-                           f"{conditions.cpus} CPUs)")
+                verdict = "cannot judge: host busy"
             else:
                 verdict = "better" if p.ratio > 1 else "worse"
             found.append(SettingFinding(str(ta.get("app") or c.group.get("app") or ""), variable, ta[variable],
-                                        tb[variable], p.scale, axis, p.ratio, verdict))
+                                        tb[variable], p.scale, axis, p.ratio, verdict,
+                                        (conditions.load_max, conditions.cpus) if verdict.endswith("host busy") else None))
     return found
 
 

@@ -134,7 +134,8 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
             _say(line)
     command = reproduce_command()
     write_text(output, render_html(osu_fabric_report(store, outcome.engine_runs, outcome.run_ids, command, findings,
-                                                     fabric_runs=outcome.fabric_runs, problems=outcome.problems)))
+                                                     fabric_views=_fabric_views(store, outcome.fabric_runs),
+                                                     problems=outcome.problems)))
     ids = " ".join(str(i) for i in outcome.run_ids)
     _say(f"wrote {output}; runs {ids}")
 
@@ -234,3 +235,14 @@ def _say(text: str) -> None:
 
 
 __all__: List[str] = ["STUDIES", "Study", "study_list", "study_osu_fabric", "study_scaling_claims"]
+
+
+def _fabric_views(store, fabric_runs) -> dict:
+    """{fabric name: (snapshot, verdict)} for the study's report, judged as `fabric check` judges."""
+    from fabricbench.workflows.fabric import judge_stored, load_snapshot
+
+    views = {}
+    for name, run_id in fabric_runs.items():
+        run, snap = load_snapshot(store, run_id)
+        views[name] = (snap, judge_stored(store, run, snap)[0])
+    return views

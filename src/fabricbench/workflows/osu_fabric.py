@@ -161,7 +161,7 @@ def _engine(store, spec: OsuFabricSpec, osu: OsuFabric, hosts: List[str], tags: 
     from fabricbench.workflows.engine import measure
 
     launcher = get_launcher(launcher_name, Layout(np=2, hosts=hosts[:2], ppn=1 if hosts else None, extra_args=list(osu.args)))
-    extra = ["--time-budget", f"{spec.time_budget:g}", "--precision", f"{spec.precision:g}"]
+    extra = ["--time-budget", str(spec.time_budget), "--precision", str(spec.precision)]
     steps = suite.plan(["latency", "bw"], 2, sizes=spec.sizes, extra=extra)
     between = f"between {hosts[0]} and {hosts[1]}" if len(hosts) > 1 else "between two ranks"
     say(f"  latency and bandwidth {between} ({spec.sizes}, {spec.repeat} launches each)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence
 
 from fabricbench.analysis.studies import Conditions, Finding
-from fabricbench.report import format as f
+from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Notice, Paragraph, Section
 
 NOT_JUDGED = ("not judged", "host busy", "host changed", "isolated")
@@ -100,14 +100,12 @@ def osu_findings_of(store, engine_runs) -> List[Finding]:
     return found
 
 
-def _fabric_sentence(store, name: str, run_id: int) -> str:
-    """One fabric manager's view in a line: size, link widths and speeds, the subnet manager, the verdict."""
+def fabric_sentence(name: str, snap, verdict) -> str:
+    """One fabric manager's view in a line: size, link widths and speeds, the subnet manager, the verdict
+    (verdict: analysis.fabric's FabricReport of the snapshot, judged as `fabric check` judges it)."""
     from fabricbench.analysis.fabric import describe_sm
     from fabricbench.analysis.fabric_model import link_label
-    from fabricbench.workflows.fabric import judge_stored, load_snapshot
 
-    run, snap = load_snapshot(store, run_id)
-    verdict = judge_stored(store, run, snap)[0]
     labels = sorted({link_label(link.width, link.speed) for link in snap.links()})
     return (f"{name} as its manager sees it: {_count(len(snap.switches()), 'switch', 'switches')}, "
             f"{_count(len(snap.cas()), 'HCA', 'HCAs')}, {_count(len(snap.links()), 'link', 'links')} at {', '.join(labels) or '-'}; "
@@ -128,8 +126,9 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, findings: Sequence[Finding] = (),
-                      plot_format: str = "svg", fabric_runs=None, problems: Sequence[str] = ()):
-    """The one page of `study osu-fabric`: the study's head, then the report of every run."""
+                      plot_format: str = "svg", fabric_views=None, problems: Sequence[str] = ()):
+    """The one page of `study osu-fabric`: the study's head, then the report of every run.
+    fabric_views: {fabric name: (snapshot, its verdict)}, loaded and judged by the caller."""
     from fabricbench.analysis.studies import conditions_of
     from fabricbench.report import ReportOptions, build_report
 
@@ -140,7 +139,7 @@ def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, 
     from fabricbench.report.sections.apps import studies_of_runs
 
     apps = studies_of_runs([lr for lr in report.runs if lr.run.kind == "scaling"])
-    sentences = [_fabric_sentence(store, name, run_id) for name, run_id in (fabric_runs or {}).items()]
+    sentences = [fabric_sentence(name, snap, verdict) for name, (snap, verdict) in (fabric_views or {}).items()]
     sentences += [f"{app}: on {fab} {f.ratio(x)} the performance of the baseline at {f.exact(n)} nodes"
                  for app, fab, n, x in slowdown_summary(apps) if x is not None]
     return prepend(report, study_head("Study osu-fabric: latency, bandwidth, the fabric manager's view, applications",
@@ -161,7 +160,14 @@ def setting_sentence(x) -> str:
     """'lammps-lj with btl_tcp_eager_limit=65536: 1.02x the performance of 4096 at 2 nodes (verdict)'."""
     axis = x.axis if x.scale != 1 else x.axis.rstrip("s")
     return (f"{x.app + ' ' if x.app else ''}with {x.variable}={x.setting}: {f.ratio(x.ratio)} the performance of "
-            f"{x.variable}={x.reference} at {f.exact(x.scale)} {axis} ({x.verdict})")
+            f"{x.variable}={x.reference} at {f.exact(x.scale)} {axis} ({x.verdict}{_busy(x.busy)})")
+
+
+def _busy(busy) -> str:
+    if not busy:
+        return ""
+    load, cpus = busy
+    return f": {f.number(load)} other runnable tasks on {f.count(cpus)} CPUs"
 
 
 def efficiency_sentence(x) -> str:
