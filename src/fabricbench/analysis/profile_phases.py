@@ -323,15 +323,20 @@ def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, A
             "lead": lead, "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
 
 
-def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
-    """{'phases': [...], 'method': 'pcontrol' | 'change points' | None, 'step': s}."""
+def phases(profile: Dict[str, Any], top: int = 3, spans: Optional[List[Tuple[float, float, str]]] = None,
+           method: str = "pcontrol") -> Dict[str, Any]:
+    """{'phases': [...], 'method': 'pcontrol' | 'change points' | None | method, 'step': s}.
+    spans ((start, end, label) on the profile's clock) are phases a caller found otherwise
+    (HPCC's sections): given, they are the phases, named by their labels."""
     grid = window_grid(profile)
     if grid is None:
         return {"phases": [], "method": None, "step": None}
     n, step = len(grid["wall"]), grid["step"]
     end = max(float(r["app_time"]) for r in profile["rank_info"])
-    spans = _marked_spans(profile, end)
-    method = "pcontrol"
+    if spans is None:
+        spans = _marked_spans(profile, end)
+    else:
+        spans = [(min(a, end), min(max(b, a), end), label) for a, b, label in spans]
     if spans is None:
         x = mix_vectors(grid)
         bounds = merge_segments(grid, x, segment(x))
@@ -359,14 +364,17 @@ def phase_lines(result: Dict[str, Any]) -> List[str]:
         return ["This profile has no time windows (they come from fabricbench's own profiler; mpiP and older "
                 "versions do not record them)."]
     n = len(result["phases"])
-    how = ("marked by the program's MPI_Pcontrol calls" if result["method"] == "pcontrol"
-           else "where the data-moving MPI calls change")
+    how = {"pcontrol": "marked by the program's MPI_Pcontrol calls",
+           "change points": "where the data-moving MPI calls change"}.get(
+        result["method"], f"one per {result['method'][:-1] if result['method'].endswith('s') else result['method']}")
     lines = [f"{n} phase{'s' if n != 1 else ''}, {how}",
              f"(time windows of {number(result['step'])} s, summed over ranks).",
              f"Calls: {RANKING}.",
              f"Waits: Barrier, Wait/Test, probes, communicator calls, collectives <= {SYNC_BYTES} B."]
     for ph in result["phases"]:
         label = f" after {ph['label']}" if ph["label"] and ph["label"] != "start" else ""
+        if result["method"] not in ("pcontrol", "change points"):
+            label = f", {ph['label']}"
         lines.append(f"Phase {ph['phase']}{label}: {_clock(ph['start'], result['step'])} s to "
                      f"{_clock(ph['end'], result['step'])} s, "
                      f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
