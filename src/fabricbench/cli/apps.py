@@ -196,3 +196,5 @@ def _print_study(store, run_ids) -> None:
     for table in study_tables(store, run_ids):
         print_model_table(table)
         console.print()
+from fabricbench.cli.study_hpcc import study_hpcc_fabrics  # noqa: E402  (the study's own module)
+study_group.add_command(study_hpcc_fabrics)
