@@ -43,7 +43,7 @@ def section_lines(text: str) -> List[Tuple[str, str]]:
     return out
 
 
-def test_spans(marks: Sequence[Sequence[Any]], init_epoch: float, end: float) -> List[Dict[str, Any]]:
+def section_spans(marks: Sequence[Sequence[Any]], init_epoch: float, end: float) -> List[Dict[str, Any]]:
     """The tests on the profile's clock: [{'test', 'sections', 'start', 'end'}] from marks
     ([kind, section, epoch] as the workflow recorded them), in the order HPCC ran them;
     the time before the first test ('start-up') and after the last ('summary') included
@@ -62,8 +62,11 @@ def test_spans(marks: Sequence[Sequence[Any]], init_epoch: float, end: float) ->
         elif kind == "end" and tests and tests[-1]["test"] == test:
             tests[-1]["end"] = t
     for i, item in enumerate(tests):
+        following = tests[i + 1]["start"] if i + 1 < len(tests) else end
         if item["end"] is None:  # HPCC stopped in this section, or the End line was missed
-            item["end"] = tests[i + 1]["start"] if i + 1 < len(tests) else end
+            item["end"] = following
+        # an End line read together with the next Begin line is timed at the read: later
+        item["end"] = max(item["start"], min(item["end"], following))
     spans: List[Dict[str, Any]] = []
     if tests and tests[0]["start"] > 1e-3:
         spans.append({"test": "start-up", "sections": [], "start": 0.0, "end": tests[0]["start"]})
@@ -82,22 +85,58 @@ def hpcc_phases(profile: Dict[str, Any], sections: Dict[str, Any], top: int = 3)
     info = profile.get("rank_info") or [{}]
     init = info[0].get("init_epoch")
     marks = sections.get("marks") or []
-    end = max(float(r.get("app_time") or 0.0) for r in info)
+    from fabricbench.analysis.profile_phases import rank_offsets
+
+    end = max(float(r.get("app_time") or 0.0) + off for r, off in zip(info, rank_offsets(info)))
     if init is None or not marks:
         why = ("the profiler did not record when MPI_Init ran (an older libfabricbench-prof)" if init is None
                else "no section of hpccoutf.txt was seen while HPCC ran")
         out = phases(profile, top=top)
         out["unnamed"] = why
         return out
-    spans = test_spans(marks, float(init), end)
-    out = phases(profile, top=top, spans=[(s["start"], s["end"], s["test"]) for s in spans], method="HPCC tests")
-    for ph, span in zip(out["phases"], spans):
+    spans = section_spans(marks, float(init), end)
+    out = phases(profile, top=top, spans=[(s["start"], s["end"], s["test"]) for s in spans], method="HPCC tests", align=True)
+    inner = _inner_calls(profile, spans)
+    for ph, span, (windows, calls) in zip(out["phases"], spans, inner):
         ph["sections"] = span["sections"]
+        ph["inner_windows"], ph["inner_calls"] = windows, calls
     out["resolution"] = sections.get("resolution")
     return out
 
 
 ALL_CALLS = 64
+
+
+def _inner_calls(profile: Dict[str, Any], spans: Sequence[Dict[str, Any]]) -> List[Tuple[int, List[str]]]:
+    """Per span: how many time windows lie wholly inside it, and the calls that are its own.
+    A window that a test boundary cuts counts in both tests in proportion, and ranks' windows
+    line up with the grid only to a window (each rank's begin at its own MPI_Init). So a call
+    seen only within a window of a boundary, and made by the test on the other side of it
+    (PTRANS's last MPI_Sendrecv where DGEMM begins), is that neighbour's; one the neighbour
+    never makes (MPIFFT's MPI_Alltoall right after STREAM) stays the test's."""
+    from fabricbench.analysis.profile_phases import _weights, window_grid
+
+    grid = window_grid(profile, align=True)
+    if grid is None:
+        return [(0, []) for _ in spans]
+    n, step, calls = len(grid["wall"]), grid["step"], grid["calls"]
+
+    def used(t0: float, t1: float, whole: bool) -> set:
+        w = _weights(n, step, t0, max(t1, t0 + 1e-12))
+        rows = w >= 1 - 1e-9 if whole else w > 0
+        return {c for c, u in zip(calls, (grid["count"][rows] > 0).any(axis=0)) if u} if rows.any() else set()
+
+    everywhere = [used(sp["start"], sp["end"], False) for sp in spans]
+    out = []
+    for i, sp in enumerate(spans):
+        a, b = sp["start"], sp["end"]
+        inner = _weights(n, step, a + step, max(b - step, a + step + 1e-12)) >= 1 - 1e-9
+        own = used(a + step, b - step, True) if b - a > 2 * step else set()
+        head, tail = used(a, min(a + 2 * step, b), False), used(max(b - 2 * step, a), b, False)
+        own |= head - (everywhere[i - 1] if i > 0 else set())
+        own |= tail - (everywhere[i + 1] if i + 1 < len(spans) else set())
+        out.append((int(inner.sum()), sorted(own)))
+    return out
 
 
 def leading_calls(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
@@ -110,8 +149,10 @@ def leading_calls(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         if ph.get("label") not in TESTS:
             continue
         calls = sorted(ph["top_calls"], key=lambda c: -c["time"])
-        lead = next((c for c in calls if c["moves_data"]), None)
+        own = set(ph.get("inner_calls") or []) if ph.get("inner_windows") else None
+        lead = next((c for c in calls if c["moves_data"] and (own is None or c["call"] in own)), None)
         out[ph["label"]] = {"lead": lead["call"] if lead else None, "lead_call": lead,
+                            "resolved": bool(ph.get("inner_windows")),
                             "most": calls[0] if calls else None, "calls": calls,
                             "percent_mpi": ph["percent_mpi"], "wall": ph["wall"],
                             "start": ph["start"], "end": ph["end"]}

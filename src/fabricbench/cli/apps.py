@@ -198,3 +198,5 @@ def _print_study(store, run_ids) -> None:
         console.print()
 from fabricbench.cli.study_hpcc import study_hpcc_fabrics  # noqa: E402  (the study's own module)
 study_group.add_command(study_hpcc_fabrics)
+from fabricbench.cli.study_site import study_site  # noqa: E402  (the study's own module)
+study_group.add_command(study_site)

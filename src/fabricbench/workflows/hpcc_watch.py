@@ -2,16 +2,17 @@
 
 HPCC's rank 0 opens, writes and closes its output file around every section line, so a line
 is on disk the moment the section starts or ends. A thread reads what was appended every
-INTERVAL seconds. When a section line is the last thing written at that read, the file's
-modification time is the time of that very write (not of our read, which the scheduler may
-delay on a busy host); otherwise the time of the read is used. The marks are seconds since
+INTERVAL seconds. Each line is timed by the file's modification time when it was read: the
+time of the last write before the read, not of our read (which the scheduler may delay on
+a busy host). For the last line of a read that is the very write of the line; a line read
+together with later ones gets the time of the latest (HPCC wrote it at most that early:
+on a busy host the reads fall behind, and a test a few milliseconds long may share it). The marks are seconds since
 1970, to be put on the profiler's clock with its ``init_epoch`` (analysis/hpcc_sections.py).
 """
 from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -60,7 +61,6 @@ class SectionWatcher:
             return
         if st.st_size <= self._offset:
             return
-        read_at = time.time()
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(self._offset)
@@ -76,6 +76,6 @@ class SectionWatcher:
             # Only the last line of this read was the file's last write (HPCC writes a section
             # line alone, or with the "Current time" line just before it).
             last = i == len(lines) - 1 and not self._partial
-            when = st.st_mtime_ns / 1e9 if last else read_at
             self.timed_by_write += int(last)
+            when = st.st_mtime_ns / 1e9
             self.marks.append([m.group(1).lower(), m.group(2), when])

@@ -11,14 +11,13 @@ stored with its provenance and tagged ``study=ID``, ``study_kind=hpcc-fabrics`` 
 """
 from __future__ import annotations
 
-import os
 import shlex
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from fabricbench.errors import FabricbenchError, UsageError
-from fabricbench.workflows.app_study import StudyFabric, lab_spec_of, parse_fabric
+from fabricbench.workflows.app_study import parse_fabric
 
 KIND = "hpcc-fabrics"
 
@@ -119,23 +118,12 @@ def run_hpcc_study(store, spec: HpccStudySpec, say: Callable[[str], None] = lamb
             _one_fabric(store, spec, fabric, outcome, spec.launcher, spec.hosts,
                         spec.launcher_args + fabric.launcher_args, {"launcher_args": fabric.launcher_args}, say)
         return outcome
-    from fabricbench.lab import core as lab_core
+    from fabricbench.workflows.study_site import study_lab
 
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = spec.lab_name  # the lab launcher finds the study's lab by this name
-    try:
-        for fabric in spec.fabrics:
-            lab_core.down(spec.lab_name)
-            lab = lab_core.Lab.up(lab_spec_of(fabric, spec.nodes), spec.lab_name)
-            say(f"fabric {fabric.name}: lab '{spec.lab_name}' up, {lab.describe()}")
+    for fabric in spec.fabrics:
+        with study_lab(fabric, spec.nodes, spec.lab_name, say) as lab:
             hosts = list(lab.node_names)[:spec.nodes]
             _one_fabric(store, spec, fabric, outcome, "lab", hosts, spec.launcher_args, dict(lab.shape), say)
-    finally:
-        lab_core.down(spec.lab_name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
     if not outcome.run_ids:
         raise FabricbenchError("no HPCC run of the study completed: " + "; ".join(outcome.failures))
     return outcome
