@@ -51,6 +51,16 @@ def _apart(a: Optional[Dict[str, Any]], b: Optional[Dict[str, Any]]) -> Optional
     return a["ci"][1] < b["ci"][0] or b["ci"][1] < a["ci"][0]
 
 
+def _goodput_MBps(shape: Dict[str, Any]) -> Optional[float]:
+    """What a lab link carries as TCP payload, MB/s (the ceiling of a bandwidth on it)."""
+    from fabricbench.lab.rates import parse_rate, tcp_goodput
+
+    try:
+        return tcp_goodput(parse_rate(shape["link"]), int(shape.get("mtu") or 1500)) / 1e6 if shape.get("link") else None
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def mpi_section(data: Dict[str, Any], plot_format: str) -> Section:
     fabrics = data["fabrics"]
     section = Section("site-mpi", "MPI raw performance",
@@ -69,6 +79,7 @@ def mpi_section(data: Dict[str, Any], plot_format: str) -> Section:
                        Column("95% CI", "us", align="left"), Column("Best bandwidth", "MB/s"), Column("at size", "bytes"),
                        Column("95% CI", "MB/s", align="left")], rows, caption="MPI latency and bandwidth per fabric"))
     items = []
+    ceiling = {name: _goodput_MBps(f["shape"]) for name, f in fabrics.items()}
     best_lat = min((n for n in lat if lat[n]), key=lambda n: lat[n]["value"], default=None)
     best_bw = max((n for n in bw if bw[n]), key=lambda n: bw[n]["value"], default=None)
     for best, points, what, unit in ((best_lat, lat, "latency", "us"), (best_bw, bw, "throughput", "MB/s")):
@@ -81,10 +92,14 @@ def mpi_section(data: Dict[str, Any], plot_format: str) -> Section:
             items.append(f"{text} (one fabric: nothing to compare).")
             continue
         apart = [_apart(p, points[n]) for n in others]
-        if all(a is True for a in apart):
+        beyond = [what == "throughput" and (ceiling[n] or 0) > 0 and p["value"] > ceiling[n] for n in others]
+        if all(beyond):
+            verdict = ("above the link goodput of every other fabric ("
+                       + ", ".join(f"{n} {fmt.number(ceiling[n])} MB/s" for n in others) + "): no noise explains it")
+        elif all(a is True for a in apart):
             verdict = "its 95% CI is clear of every other fabric's"
         elif any(a is None for a in apart):
-            verdict = "cannot judge: a figure has no confidence interval"
+            verdict = "cannot judge: a figure has no confidence interval and is within the others' link goodput"
         else:
             verdict = "no significant difference: the 95% CIs overlap"
         items.append(f"{text} ({verdict}).")
@@ -153,8 +168,10 @@ def transfer_section(data: Dict[str, Any], plot_format: str) -> Section:
             share = f", {fmt.percent(100 * r.of_ceiling, decimals=0)} of the server's link" if r.of_ceiling else ""
             verdict = ("cannot judge the spread: one repetition" if r.rounds < 2 else
                        f"{fmt.number(r.aggregate.low)} to {fmt.number(r.aggregate.high)} MB/s over {r.rounds} repetitions")
-            items.append(f"{name}: {r.readers} reader{'s' if r.readers != 1 else ''} of one server reach "
-                         f"{fmt.number(r.aggregate.median)} MB/s together{share} ({verdict}).")
+            items.append(f"{name}: {r.readers} reader{'s' if r.readers != 1 else ''} of one server "
+                         f"reach{'es' if r.readers == 1 else ''} "
+                         f"{fmt.number(r.aggregate.median)} MB/s{' together' if r.readers > 1 else ''}{share} "
+                         f"({verdict}).")
         for c in summary.comparisons:
             items.append(f"{name}, {c.readers} reader(s): the file transfer reaches {fmt.percent(100 * c.ratio, decimals=0)} "
                          f"of raw TCP" + ("" if c.ok else " (above raw TCP: the raw line is not a ceiling here)") + ".")
