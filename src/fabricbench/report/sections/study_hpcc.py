@@ -34,6 +34,14 @@ def _share(x: Optional[float]) -> str:
     return "-" if x is None else _pct(x)
 
 
+def _sized(f: Dict[str, Any]) -> str:
+    """'458 KiB MPI_Sendrecv' for one size, 'MPI_Sendrecv of 8 B to 2 MiB' for a range."""
+    sizes = f.get("sizes") or ""
+    if not sizes:
+        return f["lead"]
+    return f"{f['lead']} of {sizes}" if " to " in sizes else f"{sizes} {f['lead']}"
+
+
 def verdict_words(v: Dict[str, Any]) -> str:
     """Why a figure's difference is called what it is, in words."""
     reason = v.get("reason")
@@ -184,7 +192,7 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
             if f["lead"]:
                 items.append(f"{TEST_WHAT.get(row['test'], row['test'])} on {name}: "
                              f"{_share(f['percent_of_mpi']['median'])} of MPI time "
-                             f"({_share(f['percent_of_wall']['median'])} of wall time) in {f['sizes']} {f['lead']}; "
+                             f"({_share(f['percent_of_wall']['median'])} of wall time) in {_sized(f)}; "
                              f"about {_share(f['percent_in_mpi']['median'])} of its runtime in MPI ({verdict}"
                              + ("; measure with --repeat 3 or more to judge" if f["verdict"] == CANNOT_JUDGE else "")
                              + ").")
