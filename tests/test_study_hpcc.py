@@ -44,9 +44,10 @@ def test_one_run_per_fabric_cannot_be_judged_and_repeats_can():
 @pytest.mark.mpi
 @needs_hpcc
 def test_hpcc_profile_names_each_tests_leading_call(cli, db_path, tmp_path):
-    out = cli("hpcc", "--profile", "--np", "2", "--n", "400", "--nb", "50", "--workdir", str(tmp_path / "w"), timeout=600)
+    # N=1000: every test lasts longer than a profiler window and the file watcher's reads on a busy host
+    out = cli("hpcc", "--profile", "--np", "2", "--n", "1000", "--nb", "50", "--workdir", str(tmp_path / "w"), timeout=600)
     assert "MPI profile per HPCC test" in out.stdout
-    data = json.loads(cli("hpcc", "--profile", "--np", "2", "--n", "400", "--nb", "50", "--workdir",
+    data = json.loads(cli("hpcc", "--profile", "--np", "2", "--n", "1000", "--nb", "50", "--workdir",
                           str(tmp_path / "w2"), "--json", timeout=600).stdout)
     tests = data["profile"]["tests"]
     assert list(tests) == ["RandomAccess", "PTRANS", "DGEMM", "STREAM", "FFT", "b_eff", "HPL"]

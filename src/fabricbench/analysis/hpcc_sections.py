@@ -113,7 +113,9 @@ def _inner_calls(profile: Dict[str, Any], spans: Sequence[Dict[str, Any]]) -> Li
     line up with the grid only to a window (each rank's begin at its own MPI_Init). So a call
     seen only within a window of a boundary, and made by the test on the other side of it
     (PTRANS's last MPI_Sendrecv where DGEMM begins), is that neighbour's; one the neighbour
-    never makes (MPIFFT's MPI_Alltoall right after STREAM) stays the test's."""
+    never makes (MPIFFT's MPI_Alltoall right after STREAM) stays the test's. Section lines
+    are timed late, never early (hpcc_watch), so a call at a boundary that both tests could
+    claim goes to the later one."""
     from fabricbench.analysis.profile_phases import _weights, window_grid
 
     grid = window_grid(profile, align=True)
@@ -126,22 +128,25 @@ def _inner_calls(profile: Dict[str, Any], spans: Sequence[Dict[str, Any]]) -> Li
         rows = w >= 1 - 1e-9 if whole else w > 0
         return {c for c, u in zip(calls, (grid["count"][rows] > 0).any(axis=0)) if u} if rows.any() else set()
 
-    everywhere = [used(sp["start"], sp["end"], False) for sp in spans]
     out = []
     for i, sp in enumerate(spans):
         a, b = sp["start"], sp["end"]
         inner = _weights(n, step, a + step, max(b - step, a + step + 1e-12)) >= 1 - 1e-9
         own = used(a + step, b - step, True) if b - a > 2 * step else set()
         head, tail = used(a, min(a + 2 * step, b), False), used(max(b - 2 * step, a), b, False)
-        own |= head - (everywhere[i - 1] if i > 0 else set())
-        own |= tail - (everywhere[i + 1] if i + 1 < len(spans) else set())
+        # A section line is read at most late, never early: a call in the window a boundary cuts
+        # is the earlier test's only when the later test never makes it, and the later test's
+        # unless the earlier one makes it away from the boundary.
+        before = used(spans[i - 1]["start"], spans[i - 1]["end"] - 2 * step, False) if i > 0 else set()
+        after = used(spans[i + 1]["start"], spans[i + 1]["end"], False) if i + 1 < len(spans) else set()
+        own |= (head - before) | (tail - after)
         out.append((int(inner.sum()), sorted(own)))
     return out
 
 
 def leading_calls(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """Per HPCC test (result from hpcc_phases with top=ALL_CALLS): {'lead': the data-moving
-    call with the most MPI time (None when the test moved no data through MPI), 'most': the
+    call that moved the most bytes (None when the test moved no data through MPI), 'most': the
     call of any kind with the most MPI time (a wait such as HPL's MPI_Iprobe can lead),
     'calls': every call, 'percent_mpi': share of the test's runtime in MPI, 'wall'}."""
     out: Dict[str, Dict[str, Any]] = {}
@@ -150,7 +155,10 @@ def leading_calls(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
             continue
         calls = sorted(ph["top_calls"], key=lambda c: -c["time"])
         own = set(ph.get("inner_calls") or []) if ph.get("inner_windows") else None
-        lead = next((c for c in calls if c["moves_data"] and (own is None or c["call"] in own)), None)
+        # By bytes moved, as profile_phases leads a phase: a call's time in a window a boundary
+        # cuts is shared out by the window's overlap, its bytes rank it all the same.
+        moving = [c for c in calls if c["moves_data"] and (own is None or c["call"] in own)]
+        lead = max(moving, key=lambda c: c["bytes"]) if moving else None
         out[ph["label"]] = {"lead": lead["call"] if lead else None, "lead_call": lead,
                             "resolved": bool(ph.get("inner_windows")),
                             "most": calls[0] if calls else None, "calls": calls,

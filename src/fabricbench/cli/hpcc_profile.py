@@ -9,7 +9,7 @@ from rich.text import Text
 
 from fabricbench.cli.app import console
 
-LEAD_NOTE = ("leading data call: the data-moving MPI call with the most time in the test ('-': the "
+LEAD_NOTE = ("leading data call: the data-moving MPI call that moved the most bytes in the test ('-': the "
              "test moved no data through MPI); most MPI time: the call of any kind with the most")
 
 
@@ -109,5 +109,5 @@ def print_compare(store, run_a, run_b) -> None:
         lb, pb = cell(row["b"])
         table.add_row(row["test"], la, pa, lb, pb)
     console.print(table)
-    console.print("leading call: each test's data-moving MPI call with the most time; of MPI: its share "
+    console.print("leading call: each test's data-moving MPI call that moved the most bytes; of MPI: its share "
                   "of the test's MPI time. Each test's calls: fabricbench show-profile RUN --phases", highlight=False)

@@ -164,7 +164,7 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
     prow = profile_rows(data["leads"], fabrics, TESTS)
     section = Section("hpcc-profiles", "MPI profile per HPCC test",
                       intro="Each test's stretch of the profile (from the section lines HPCC writes to hpccoutf.txt); "
-                            "its leading call is the data-moving MPI call with the most time. Shares are the median "
+                            "its leading call is the data-moving MPI call that moved the most bytes. Shares are the median "
                             "over the fabric's runs (range in brackets).")
     if not prow:
         section.add(Notice("No run of this study has a profile split into HPCC's tests.", "warning"))
