@@ -78,7 +78,7 @@ def test_hpcc_profile_names_each_tests_leading_call(cli, db_path, tmp_path):
 def test_study_hpcc_fabrics_on_two_lab_links(cli, db_path, tmp_path):
     report = tmp_path / "hpcc.html"
     out = cli("study", "hpcc-fabrics", "--fabric", "fast:1gbit", "--fabric", "slow:100mbit", "--n", "400", "--nb", "50",
-              "--lab-name", "fbthpcc", "-o", str(report), timeout=900)
+              "--lab-name", "fbthpcc", "--workdir", str(tmp_path / "w"), "-o", str(report), timeout=900)
     assert "report written to" in out.stdout and "cannot judge" in out.stdout  # one run per fabric
     store = open_db(str(db_path))
     runs = sorted(store.list_runs(kind="hpcc"), key=lambda r: r.id)

@@ -26,6 +26,7 @@ def test_study_site_on_two_lab_links(cli, db_path, tmp_path):
     report = tmp_path / "site.html"
     out = cli("study", "site", "--fabric", "slow:100mbit", "--fabric", "fast:1gbit", "--nodes", "3", "--readers", "1,2",
               "--file-size", "4M", "--n", "400", "--nb", "50", "--time-budget", "0.02", "--lab-name", "fbtsite",
+              "--workdir", str(tmp_path / "w"),
               "-o", str(report), timeout=900)
     assert "report written to" in out.stdout and "reach" in out.stdout
     store = open_db(str(db_path))

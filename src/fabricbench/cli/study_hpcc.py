@@ -54,14 +54,15 @@ def reproduce_command(fabrics, np_, nodes, n, nb, repeat, launcher, hosts, hostf
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop an HPCC run after this long (failed).")
 @click.option("--lab-name", default="fbhpcc", show_default=True, help="Name of the lab the study brings up (and down).")
 @click.option("--hpcc", "hpcc_binary", default="hpcc", show_default=True, help="The HPCC binary.")
+@click.option("--workdir", type=click.Path(file_okay=False), help="Folder for HPCC's work folders (default: ./fabricbench-results).")
 @click.option("--report", "report_of", metavar="STUDY", help="Only write the report of a stored study (its id).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="hpcc-fabrics.html", show_default=True,
               help="The study's report (HTML).")
 @pass_state
 def study_hpcc_fabrics(state, fabrics: Tuple[str, ...], np_: int, nodes: int, n: Optional[int], nb: Optional[int],
                        repeat: int, launcher: str, hosts: Optional[str], hostfile: Optional[str], mpirun_args: str,
-                       timeout: Optional[float], lab_name: str, hpcc_binary: str, report_of: Optional[str],
-                       output: str) -> None:
+                       timeout: Optional[float], lab_name: str, hpcc_binary: str, workdir: Optional[str],
+                       report_of: Optional[str], output: str) -> None:
     """HPCC with an MPI profile per test on two or more fabrics, in seed 001's form.
 
     Each fabric runs `hpcc --profile` --repeat times (on the lab, the lab is brought up with
@@ -96,7 +97,7 @@ def study_hpcc_fabrics(state, fabrics: Tuple[str, ...], np_: int, nodes: int, n:
         spec = HpccStudySpec(fabric_texts=list(fabrics), np=np_, nodes=nodes, n=n, nb=nb, repeat=repeat,
                              launcher=launcher, hosts=[h for h in (hosts or "").split(",") if h], hostfile=hostfile,
                              launcher_args=extra, timeout=timeout, lab_name=lab_name, hpcc=hpcc_binary,
-                             command=reproduce)
+                             command=reproduce, workdir=workdir)
         outcome = run_hpcc_study(store, spec, say=say)
         data = load_study(store, outcome.study)
         for failure in outcome.failures:

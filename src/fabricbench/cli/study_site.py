@@ -26,13 +26,14 @@ from fabricbench.errors import UsageError
               help="The engine's time budget per message size.")
 @click.option("--timeout", type=click.FloatRange(min=1), metavar="SECONDS", help="Stop a part after this long (failed).")
 @click.option("--lab-name", default="fbsite", show_default=True, help="Name of the lab the study brings up (and down).")
+@click.option("--workdir", type=click.Path(file_okay=False), help="Folder for HPCC's work folders (default: ./fabricbench-results).")
 @click.option("--report", "report_of", metavar="STUDY", help="Only write the report of a stored study (its id).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default="site.html", show_default=True,
               help="The study's report (HTML).")
 @pass_state
 def study_site(state, fabrics: Tuple[str, ...], nodes: int, readers: str, file_size: str, n: Optional[int],
                nb: Optional[int], repeat: int, time_budget: float, timeout: Optional[float], lab_name: str,
-               report_of: Optional[str], output: str) -> None:
+               workdir: Optional[str], report_of: Optional[str], output: str) -> None:
     """A site's interconnect on one page, in seed 002's form, on the lab.
 
     Per fabric: MPI latency and bandwidth between two nodes (the engine), HPCC on them, and
@@ -69,7 +70,7 @@ def study_site(state, fabrics: Tuple[str, ...], nodes: int, readers: str, file_s
         reproduce = shlex.join(argv)
         spec = SiteStudySpec(fabric_texts=list(fabrics), nodes=nodes, n=n, nb=nb, readers=_counts(readers),
                              file_size=_file_size(file_size), repeat=repeat, time_budget=time_budget, timeout=timeout,
-                             lab_name=lab_name, command=reproduce)
+                             lab_name=lab_name, command=reproduce, workdir=workdir)
         outcome = run_site_study(store, spec, say=say)
         data = load_site(store, outcome.study)
         for failure in outcome.failures:

@@ -56,6 +56,7 @@ class HpccStudySpec:
     lab_name: str = "fbhpcc"
     hpcc: str = "hpcc"
     command: str = ""
+    workdir: Optional[str] = None  # each run's folder goes under it (default: ./fabricbench-results)
 
     def __post_init__(self):
         if len(self.fabric_texts) < 2:
@@ -93,7 +94,9 @@ def _one_fabric(store, spec: HpccStudySpec, fabric, outcome: HpccStudyOutcome, l
     tags = {"study": outcome.study, "study_kind": KIND, "fabric": fabric.name}
     for rep in range(1, spec.repeat + 1):
         try:
+            where = f"{spec.workdir}/{outcome.study}-{fabric.name}-{rep}" if spec.workdir else None
             result = run_hpcc(store, np=spec.np, launcher=launcher, hosts=hosts, hostfile=spec.hostfile, n=spec.n,
+                              workdir=where,
                               nb=spec.nb, label=f"hpcc on {fabric.name} ({rep}/{spec.repeat})", tags=tags,
                               hpcc=spec.hpcc, timeout=spec.timeout, launcher_args=extra, profile=True)
         except RunInterrupted:

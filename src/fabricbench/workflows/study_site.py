@@ -59,6 +59,7 @@ class SiteStudySpec:
     timeout: Optional[float] = None
     lab_name: str = "fbsite"
     command: str = ""
+    workdir: Optional[str] = None  # HPCC's folders go under it (default: ./fabricbench-results)
 
     def __post_init__(self):
         if not self.fabric_texts:
@@ -119,8 +120,9 @@ def run_site_study(store, spec: SiteStudySpec, say: Callable[[str], None] = lamb
                 store, pair, steps, label=f"MPI latency and bandwidth on {fabric.name}", tags=tags,
                 timeout=spec.timeout, command=spec.command, repeat=spec.repeat).run.id)
             for rep in range(spec.repeat):
+                where = f"{spec.workdir}/{outcome.study}-{fabric.name}-hpcc-{rep + 1}" if spec.workdir else None
                 _part(outcome, fabric.name, "hpcc", say, lambda: run_hpcc(
-                    store, np=2, launcher="lab", hosts=hosts[:2], n=spec.n, nb=spec.nb, tags=tags,
+                    store, np=2, launcher="lab", hosts=hosts[:2], n=spec.n, nb=spec.nb, tags=tags, workdir=where,
                     label=f"HPCC on {fabric.name}", timeout=spec.timeout).run.id)
             plan = TransferPlan(server=hosts[0], readers=spec.readers, file_size=spec.file_size,
                                 protocols=["xrootd", "tcp"], repeat=spec.repeat, reader_nodes=hosts[1:])
