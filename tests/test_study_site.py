@@ -24,7 +24,7 @@ def test_site_spec_refuses_more_readers_than_nodes():
 @needs_tools
 def test_study_site_on_two_lab_links(cli, db_path, tmp_path):
     report = tmp_path / "site.html"
-    out = cli("study", "site", "--fabric", "slow:100mbit", "--fabric", "fast:1gbit", "--nodes", "3", "--readers", "1,2",
+    out = cli("study", "site", "--fabric", "slow:250mbit", "--fabric", "fast:1gbit", "--nodes", "2", "--readers", "1",
               "--file-size", "4M", "--n", "400", "--nb", "50", "--time-budget", "0.02", "--lab-name", "fbtsite",
               "--workdir", str(tmp_path / "w"),
               "-o", str(report), timeout=900)
@@ -44,7 +44,7 @@ def test_study_site_on_two_lab_links(cli, db_path, tmp_path):
     assert agg["slow"] < agg["fast"], agg
     html = report.read_text()
     for text in ("MPI raw performance", "HPCC", "File transfer: many readers of one server", "best latency with",
-                 "Reproduce: fabricbench study site --fabric slow:100mbit", 'data-slug="site-transfer"'):
+                 "Reproduce: fabricbench study site --fabric slow:250mbit", 'data-slug="site-transfer"'):
         assert text in html, text
     from fabricbench.lab import current_lab
 
