@@ -202,3 +202,7 @@ def _print_study(store, run_ids) -> None:
 
 # The other studies attach themselves to study_group when their module is imported (one line each).
 from fabricbench.cli import studies as _studies  # noqa: E402,F401
+from fabricbench.cli.study_hpcc import study_hpcc_fabrics  # noqa: E402  (the study's own module)
+study_group.add_command(study_hpcc_fabrics)
+from fabricbench.cli.study_site import study_site  # noqa: E402  (the study's own module)
+study_group.add_command(study_site)
