@@ -103,3 +103,23 @@ def test_check_refuses_a_run_without_the_figure(cli, db_path):
     other = db.save_run([m], kind="app", tags={"app": "lmp"}, ranks=4)
     proc = cli("predict", str(run.id), "--on", "ddr", "--check", str(other.id), check=False)
     assert proc.returncode != 0 and "has no MPI_Init to MPI_Finalize time" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_reports_app_table_quotes_the_run_time_and_marks_a_whole_second_clock():
+    from types import SimpleNamespace
+
+    from fabricbench.report.sections.apps import runs_table
+
+    def point(metric, value, step, unit="s"):
+        return Measurement(benchmark="app", params={"app": "openfoam-cavity", "ranks": 2, "nodes": 2, "size": 1},
+                           metric=metric, unit=unit, value=value, detail={"resolution_s": step})
+
+    foam = [point("fom", 0.0102, 2e-4, "s/step"), point("time", 2.0, 1.0), point(RUNTIME, 1.734, 1e-6),
+            point("wall", 2.41, 1e-6)]
+    table = runs_table([SimpleNamespace(name="run 1", measurements=foam)])
+    headers = [c.title for c in table.columns]
+    row = [str(c) for c in table.rows[0]]
+    assert row[headers.index("Run time")] == "1.73" and row[headers.index("Own time")].endswith("(1.00 s clock)")
+    # Without the profiler's figure, a whole-second clock is no run time at all.
+    table = runs_table([SimpleNamespace(name="run 2", measurements=foam[:2] + foam[3:])])
+    assert [str(c) for c in table.rows[0]][headers.index("Run time")] == "-"
