@@ -123,3 +123,21 @@ def test_the_reports_app_table_quotes_the_run_time_and_marks_a_whole_second_cloc
     # Without the profiler's figure, a whole-second clock is no run time at all.
     table = runs_table([SimpleNamespace(name="run 2", measurements=foam[:2] + foam[3:])])
     assert [str(c) for c in table.rows[0]][headers.index("Run time")] == "-"
+
+
+def test_time_a_loaded_host_added_to_mpi_calls_is_kept_not_scaled_with_the_latency():
+    """A rank waiting for its core (or for a partner waiting for one) spends seconds in MPI calls
+    whose messages cost milliseconds on A's model: that time is kept on B; only an overhead as
+    large as the model's own cost scales with B's latency (a profile at load 17 was predicted 6x
+    slower on a fabric with 7x the latency when all of it scaled)."""
+    from fabricbench.analysis.peaks import get_fabric
+    from fabricbench.models.fabric import catalogue_models
+    from fabricbench.models.predict import predict
+
+    a, b = catalogue_models(get_fabric("eth10g")), catalogue_models(get_fabric("eth1g"))
+    assert b[0].small_latency_us > 2 * a[0].small_latency_us
+    prof = synthetic_profile(comm_s=4.0, size=64, count=1000)  # 4 s for 2000 calls of 8 and 64 B
+    p = predict(prof, a[0], b)
+    # B's cost of 1000 messages and 1000 allreduces is well under 0.5 s: the seconds above A's model stay seconds.
+    assert p.measured_s < p.predicted_s < p.measured_s + 0.5
+    assert p.low_s <= p.predicted_s <= p.high_s < p.measured_s + 1.0
