@@ -79,6 +79,12 @@ def test_the_band_holds_every_profile_of_the_application_and_check_prints_the_er
     assert all(out["low_s"] <= q <= out["high_s"] for q in band["profiles_predicted_s"])
     assert out["low_s"] <= band["recosting"][0] and out["high_s"] >= band["recosting"][1]
     assert out["application"] == "lmp" and out["profile_run"] == runs[1].id
+    # The point is the application's: the medians over its profiles (run 1 alone is the slowest, 8 s of compute).
+    from statistics import median
+
+    assert out["predicted_s"] == pytest.approx(median(band["profiles_predicted_s"]))
+    assert out["measured_s"] == pytest.approx(median(band["profiles_measured_s"]))
+    assert band["this_profile"]["measured_s"] == max(band["profiles_measured_s"]) > out["measured_s"]
     check = out["check"]
     assert check["run"] == measured.id and check["measured_s"] == 7.5 and "MPI_Init to MPI_Finalize" in check["figure"]
     assert check["error"] == pytest.approx((out["predicted_s"] - 7.5) / 7.5)
@@ -86,7 +92,7 @@ def test_the_band_holds_every_profile_of_the_application_and_check_prints_the_er
 
     text = cli("predict", str(runs[1].id), "--on", "ddr", "--check", str(measured.id)).stdout
     assert f"lmp, profile run {runs[1].id}: measured" in text and "3 profiles" in text
-    assert "the 3 profiles of lmp took" in text and "s on B (median)" in text
+    assert "the 3 profiles of lmp took" in text and f"s on B (median); profile run {runs[1].id} alone:" in text
     assert f"checked against run {measured.id} (lmp at B): measured 7.50 s" in text and "% (" in text
 
     html = db_path.parent / "whatif.html"
