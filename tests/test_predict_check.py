@@ -147,3 +147,18 @@ def test_time_a_loaded_host_added_to_mpi_calls_is_kept_not_scaled_with_the_laten
     # B's cost of 1000 messages and 1000 allreduces is well under 0.5 s: the seconds above A's model stay seconds.
     assert p.measured_s < p.predicted_s < p.measured_s + 0.5
     assert p.low_s <= p.predicted_s <= p.high_s < p.measured_s + 1.0
+
+
+def test_check_cautions_when_the_measured_run_saw_another_load_than_the_profiles(cli, db_path):
+    db = open_db(str(db_path))
+    runs = _profile_runs(db, [4.0, 6.0], {"fabric": "1gbe"})
+    for run, load in zip(runs, (2.0, 3.0)):
+        db.update_run(run.id, provenance=dict(run.provenance or {}, host_load={"loadavg_1m": load, "cpus": 2}))
+    inside = _measured_app_run(db, 7.5, {"fabric": "ddr"})
+    busier = _measured_app_run(db, 9.0, {"fabric": "ddr"})
+    for run, load in ((inside, 2.5), (busier, 12.0)):
+        db.update_run(run.id, provenance={"host_load": {"loadavg_1m": load, "cpus": 2}})
+    calm = json.loads(cli("predict", str(runs[0].id), "--on", "ddr", "--json", "--check", str(inside.id)).stdout)
+    assert calm["band"]["profiles_load_1m"] == [2.0, 3.0] and calm["check"]["notes"] == []
+    text = cli("predict", str(runs[0].id), "--on", "ddr", "--check", str(busier.id)).stdout
+    assert f"caution: run {busier.id} started at load 12.00, the profiles at 2.00 .. 3.00" in text

@@ -453,8 +453,12 @@ def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None)
     models_a, points_a = resolve_models(store, source)
     models_b, points_b = resolve_models(store, on)
     p = predict(profile, models_a[0], models_b)
-    replicas = [predict(data, models_a[0], models_b) for _r, data in replicate_profiles(store, run, profile)[1:]]
+    profiles = replicate_profiles(store, run, profile)
+    replicas = [predict(data, models_a[0], models_b) for _r, data in profiles[1:]]
     widen_band(p, replicas, fit_error([models_a[0], models_b[0]]))
+    loads = [x for x in (run_load(r) for r, _d in profiles) if x is not None]
+    if loads:
+        p.band["profiles_load_1m"] = [min(loads), max(loads)]
     p.application, p.profile_run = application_of(run, profile), run.id
     p.source_ref, p.target_ref = _describe_ref(store, source), _describe_ref(store, on)
     return p, [models_a[0], models_b[0]], [points_a, points_b]
@@ -487,10 +491,23 @@ def check_against(p: Prediction, store, ref: str) -> Dict[str, Any]:
     app = (run.tags or {}).get("app")
     if app and p.application and app != p.application:
         notes.append(f"run {run.id} is {app}, the profile {p.application}")
+    load, seen = run_load(run), (p.band or {}).get("profiles_load_1m")
+    if load is not None and seen and not seen[0] <= load <= seen[1]:
+        from fabricbench.report.format import number
+
+        notes.append(f"run {run.id} started at load {number(load)}, the profiles at {number(seen[0])} .. {number(seen[1])}: on a busy host "
+                     "the run time follows the load, which the prediction does not model, so the error includes it")
     return {"run": run.id, "label": run.label, "kind": run.kind, "measured_s": value, "figure": measured["source"],
             "resolution_s": measured["resolution_s"], "predicted_s": p.predicted_s,
             "error": (p.predicted_s - value) / value if value else None,
             "in_band": p.low_s <= value <= p.high_s, "notes": notes}
+
+
+def run_load(run) -> Optional[float]:
+    """The host's 1-minute load average when `run` started (its provenance), or None."""
+    load = ((run.provenance or {}).get("host_load") or {}) if isinstance(run.provenance, dict) else {}
+    value = load.get("loadavg_1m") if isinstance(load, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def application_of(run, profile: Dict[str, Any]) -> Optional[str]:
