@@ -162,3 +162,24 @@ def test_check_cautions_when_the_measured_run_saw_another_load_than_the_profiles
     assert calm["band"]["profiles_load_1m"] == [2.0, 3.0] and calm["check"]["notes"] == []
     text = cli("predict", str(runs[0].id), "--on", "ddr", "--check", str(busier.id)).stdout
     assert f"caution: run {busier.id} started at load 12.00, the profiles at 2.00 .. 3.00" in text
+
+
+def test_a_scaling_repetition_stores_each_figures_step_as_printed():
+    import re
+
+    from fabricbench.workflows.scaling import RepetitionResult, figure_step, parse_figure
+
+    out = "ExecutionTime = 0.52 s  ClockTime = 2 s\nExecutionTime = 0.61 s  ClockTime = 3 s\n"
+    clock = re.compile(r"ClockTime = ([0-9.]+) s")
+    assert parse_figure(clock, out) == 3.0 and figure_step(clock, out) == 1.0
+    assert figure_step(re.compile(r"ExecutionTime = ([0-9.]+) s"), out) == pytest.approx(0.01)
+    assert figure_step(clock, "nothing printed") is None
+    result = RepetitionResult(True, 3.4, {"time": 3.0, "fom": 0.0102}, 0, resolution={"time": 1.0, "fom": 2e-4})
+    from types import SimpleNamespace
+
+    from fabricbench.workflows.scaling import measurements_of
+
+    point = SimpleNamespace(nodes=2, ranks=2, ppn=1)
+    spec = SimpleNamespace(metrics=["time", "fom"], higher_is_better=False, unit=lambda m: "s")
+    steps = {m.metric: m.detail["resolution_s"] for m in measurements_of(point, 1, result, spec)}
+    assert steps == {"time": 1.0, "fom": 2e-4}
