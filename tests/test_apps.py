@@ -113,6 +113,8 @@ def test_scale_with_a_catalogued_app(cli, db_path):
     assert sorted(m.params["ranks"] for m in fom) == [1, 2] and all(m.value > 0 for m in fom)
     assert all({"Pair", "Comm"} <= set(m.detail["timers"]) for m in fom)
     assert all(m.value > 0 for m in items if m.metric == "time")
+    # Each figure keeps the step LAMMPS printed it with ("Loop time of 20.8362": 1e-4 s), well below the figure.
+    assert all(0 < m.detail["resolution_s"] < 0.01 * m.value for m in items if m.metric in ("time", "fom"))
 
 
 def test_scale_refuses_app_and_command_together(cli):

@@ -114,7 +114,11 @@ def study_section(studies: Sequence[aa.AppStudy], plot_format: str = "svg", plot
 
 
 def runs_table(runs: Sequence[Any]) -> Optional[Table]:
-    """Single application runs: app, scale, figure of merit, own time, wall time, top timers."""
+    """Single application runs: app, scale, figure of merit, run time (the headline: MPI_Init to
+    MPI_Finalize, else an own time whose clock is fine enough), own time (with its clock's step
+    when that is too coarse to compare), wall time, top timers."""
+    from fabricbench.analysis.app_figures import coarse, headline_figure
+
     rows = []
     for lr in runs:
         items = [m for m in lr.measurements if m.benchmark == "app"]
@@ -127,16 +131,24 @@ def runs_table(runs: Sequence[Any]) -> Optional[Table]:
         elapsed = by["time"].value if "time" in by else None
         top = ", ".join(f"{k} {f.percent(100 * v / elapsed)}" for k, v in timers) if elapsed else "-"
         p = fom.params
+        headline = headline_figure(items)
+        own = f.number(elapsed) if elapsed is not None else "-"
+        step = (by["time"].detail or {}).get("resolution_s") if "time" in by else None
+        if elapsed is not None and coarse(elapsed, step):
+            own = Cell(f"{own} ({f.number(step)} s clock)", "muted", title="read from a clock too coarse to compare runs by")
         rows.append([Cell(lr.name), Cell(str(p.get("app"))), f.exact(p.get("nodes")), f.exact(p.get("ranks")),
                      f.exact(p.get("size")), Cell(f"{f.number(fom.value)} {fom.unit}"),
-                     f.number(elapsed) if elapsed is not None else "-",
+                     f.number(headline.value) if headline is not None else "-", own,
                      f.number(by["wall"].value) if "wall" in by else "-", Cell(top)])
     if not rows:
         return None
     columns = [Column("Run", align="left"), Column("Application", align="left"), Column("Nodes"), Column("Ranks"),
-               Column("Size"), Column("Figure of merit", align="left"), Column("Own time", "s"), Column("Launch", "s"),
-               Column("Largest timers (share of own time)", align="left", secondary=True)]
-    return Table(columns, rows, caption="Application runs")
+               Column("Size"), Column("Figure of merit", align="left"), Column("Run time", "s"), Column("Own time", "s"),
+               Column("Launch", "s"), Column("Largest timers (share of own time)", align="left", secondary=True)]
+    return Table(columns, rows, caption="Application runs",
+                 notes=["Run time: MPI_Init to MPI_Finalize of the slowest rank (the figure predictions target), "
+                        "else the application's own time when its clock is fine enough; an own time read from a "
+                        "coarse clock (OpenFOAM's whole-second ClockTime) shows the clock's step."])
 
 
 def studies_of_runs(runs: Sequence[Any]) -> List[aa.AppStudy]:
