@@ -188,6 +188,7 @@ def analyse(args, state: Dict) -> List[Dict]:
                          "predicted_s": p.predicted_s, "low_s": p.low_s, "high_s": p.high_s,
                          "measured_s": measured, "measured_runs": times, "profile_runs": profile_times, "error": err,
                          "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
+                         "runs_in_band": sum(p.low_s <= t <= p.high_s for t in times), "profiles": p.band.get("profiles"),
                          "direction_judged": judged,
                          "cpu_floor_s": p.cpu_floor["floor_s"] if p.cpu_floor else None,
                          "cpu_floor_applies": p.floor_applies,
@@ -200,14 +201,16 @@ def print_table(rows: List[Dict], state: Dict) -> None:
     for rate, rec in state.get("engine", {}).items():
         if _load(rec):
             print(f"engine run {_run_id(rec)} at {rate}: load {_load(rec)[0]:.1f}..{_load(rec)[1]:.1f}")
-    print("| application | from | to | at 'from' s | predicted s [low, high] | measured s | error | direction | load |")
-    print("|" + "|".join("---" for _ in range(9)) + "|")
+    print("| application | from | to | at 'from' s | predicted s [low, high] | measured s | error | direction "
+          "| runs in band | load |")
+    print("|" + "|".join("---" for _ in range(10)) + "|")
     for r in rows:
         load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}" if r["load"] else "-"
         print(f"| {r['app']} | {r['from']} | {r['to']} | {r['at_profile_rate_s']:.2f} | "
               f"{r['predicted_s']:.2f}{'*' if r.get('cpu_floor_applies') else ''} [{r['low_s']:.2f}, "
               f"{r['high_s']:.2f}] | {r['measured_s']:.2f} | "
-              f"{100 * r['error']:+.1f}% | {_direction(r)} | {load} |")
+              f"{100 * r['error']:+.1f}% | {_direction(r)} | {r.get('runs_in_band', '-')}/{len(r['measured_runs'])} "
+              f"| {load} |")
     if rows:
         errs = [abs(r["error"]) for r in rows]
         judged = [r for r in rows if r.get("direction_judged", True)]

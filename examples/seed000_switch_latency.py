@@ -6,6 +6,9 @@ Loads ``seed000_switch_latency.json`` into a results database through the Python
 (``fabricbench.open_db()`` + ``Store.save_run``), compares the two runs with
 ``analysis.compare`` (the switch should add about 0.13 us at every size, as the study says:
 0.77 us back-to-back vs 0.9 us through the switch) and writes an HTML and a Markdown report.
+It ends with the paper's sentence computed from the figures ("Switch is 14.7% slower than B2B
+on average, 12.6% to 16.9% over 11 sizes"); the paper publishes one figure per size and no
+spread, so the difference is stated and never called significant ("not judged").
 The same comparison from the shell: ``fabricbench --db FILE compare 1 2``.
 
 The JSON format ("fabricbench-results/1") - published or hand-entered results as runs:
@@ -132,6 +135,23 @@ def run_example(db: str, out_dir: Path, data: Path = DATA) -> Dict[str, Any]:
     return {"store": store, "runs": (b2b, switch), "comparison": comparison, "html": html, "markdown": md}
 
 
+def paper_sentence(series, a_name: str, b_name: str) -> str:
+    """The paper's claim from the published figures: how much slower B is than A, on average and
+    over the sizes, and why it is not judged (one published figure per size, no spread)."""
+    from fabricbench.report import format as fmt
+
+    slower = [100.0 * (p.ratio - 1.0) for p in series.points if p.ratio is not None]
+    if not slower:
+        return f"{b_name} and {a_name}: no size measured on both"
+    mean = sum(slower) / len(slower)
+    word = "slower" if mean > 0 else "faster"
+    judged = [p for p in series.points if p.verdict != "not judged"]
+    why = ("not judged: the paper publishes one figure per size and no spread" if not judged
+           else f"{len(judged)} of {len(series.points)} sizes judged")
+    return (f"{b_name} is {fmt.percent(abs(mean))} {word} than {a_name} on average "
+            f"({fmt.percent(min(slower))} to {fmt.percent(max(slower))} over {len(slower)} sizes); {why}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="fabricbench-results/seed000.db", help="results database (SQLite file or URL)")
@@ -148,6 +168,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for p in s.points:
             print(f"  {p.size:>4} B  A {p.a:.2f}  B {p.b:.2f}  B-A {p.diff:+.2f} {s.unit}  B/A {p.ratio:.3f}  {p.text()}")
         print("  " + s.summary(b2b.name, switch.name))
+        print("  " + paper_sentence(s, b2b.name, switch.name))
     print(f"reports: {result['html']}, {result['markdown']}")
     print(f"shell: fabricbench --db {args.db} compare {b2b.id} {switch.id}")
     return 0

@@ -113,6 +113,8 @@ def test_scale_with_a_catalogued_app(cli, db_path):
     assert sorted(m.params["ranks"] for m in fom) == [1, 2] and all(m.value > 0 for m in fom)
     assert all({"Pair", "Comm"} <= set(m.detail["timers"]) for m in fom)
     assert all(m.value > 0 for m in items if m.metric == "time")
+    # Each figure keeps the step LAMMPS printed it with ("Loop time of 20.8362": 1e-4 s), well below the figure.
+    assert all(0 < m.detail["resolution_s"] < 0.01 * m.value for m in items if m.metric in ("time", "fom"))
 
 
 def test_scale_refuses_app_and_command_together(cli):
@@ -179,9 +181,11 @@ def test_study_apps_on_two_lab_fabrics(cli, db_path, tmp_path):
     db = open_db(str(db_path))
     runs = sorted(db.list_runs(kind="scaling"), key=lambda r: r.id)
     assert [r.label for r in runs] == ["lammps-lj on fast", "lammps-lj on slow"]
-    assert [r.tags["fabric"] for r in runs] == ["lab-1gbit", "lab-100mbit"] and runs[0].tags["study"] == runs[1].tags["study"]
+    assert [r.tags["fabric"] for r in runs] == ["lab-1g", "lab-100m"] and runs[0].tags["study"] == runs[1].tags["study"]
     assert all(r.provenance["launcher"] == "lab" and r.status == "complete" for r in runs)
-    assert 'data-slug="apps-relative"' in report.read_text()
+    page = report.read_text()
+    assert 'data-slug="apps-relative"' in page and "repetitions (fom)" in page
+    assert "link rates: fast 1gbit, slow 100mbit" in page and "Reproduce with: fabricbench --db" in page
     from fabricbench.lab import current_lab
 
     assert current_lab("fbtapps") is None  # the study takes its lab down

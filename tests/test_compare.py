@@ -160,6 +160,8 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     assert all(p.improvement < 0 for p in s.points)  # through the switch is slower at every size
     assert s.points[2].a == 0.77 and s.points[2].b == 0.9
     assert "Switch adds 0.125 us on average vs B2B" in s.summary("B2B", "Switch")
+    claim = example.paper_sentence(s, "B2B", "Switch")  # what the script and examples/README.md say
+    assert claim.startswith("Switch is 14.7% slower than B2B on average (12.6% to 16.9% over 11 sizes); not judged")
     # published single numbers: the difference is stated, never called significant
     assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (one measurement each)" in s.summary()
     # the runs differ only in their path; nothing else confounds the comparison

@@ -78,6 +78,16 @@ def test_scan_clean_inject_check_names_exactly_those_ports_clear_clean_again(sim
     assert clean.returncode == 0 and data["findings"] == [] and data["healthy"], data["verdict"]
     assert data["snapshot"]["switches"] == 3 and data["snapshot"]["hcas"] == 8 and data["snapshot"]["links"] == 10
     assert data["verdict"].startswith("HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on n1 HCA-1")
+    # The scanning host's facts and the discovery command, in the keys every run kind records.
+    from fabricbench.store import open_db
+    from fabricbench.workflows.hosts import RUN_FACTS
+
+    store = open_db(str(cli.db))
+    scan = store.get_run(data["run"]["id"])
+    assert set(RUN_FACTS) <= set(scan.provenance) and scan.provenance["launcher"] == "local"
+    assert scan.provenance["launch"][0] == "ibnetdiscover" and scan.provenance["nodes"] == 1
+    (host,) = store.hosts(scan.id)
+    assert host.facts["kernel"] and host.facts["cpu"]["model"] and host.facts["os"]
 
     fabric("sim", "inject", "errors", "edge1:2", "SymbolErrorCounter=57")
     fabric("sim", "inject", "down", "edge2:4")

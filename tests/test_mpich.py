@@ -72,6 +72,30 @@ def test_provenance_names_the_mpi_and_its_launcher(cli):
     assert library in run.provenance["mpi_library"]
 
 
+def test_a_profile_run_records_the_mpi_launcher_and_host_facts_an_engine_run_does(cli):
+    """One provenance collection for every run kind, under either MPI: a profile run of a program
+    started by hand with the launcher says which MPI, launcher and command ran, as an engine run does."""
+    from conftest import mpirun_argv
+    from fabricbench.native import engine_path
+    from fabricbench.workflows.hosts import RUN_FACTS
+
+    engine = run_id(cli("run", "latency", "--np", "2", "--sizes", "0:8", "--time-budget", "0.02").stdout)
+    argv = mpirun_argv(2, engine_path(), "latency", "--sizes", "0:8", "--iterations", "20")
+    cli("profile", "--", *argv)
+    db = open_db(str(cli.db))
+    (prof,) = db.list_runs(kind="profile")
+    eng = db.get_run(engine)
+    assert set(RUN_FACTS) <= set(prof.provenance), sorted(prof.provenance)
+    for key in ("mpi_library", "mpi_launcher", "launcher", "hosts", "nodes"):
+        assert prof.provenance[key] == eng.provenance[key], (key, prof.provenance[key], eng.provenance[key])
+    assert prof.provenance["launch"] == [str(a) for a in argv]
+    library = {"openmpi": "Open MPI", "mpich": "MPICH"}[detect_mpi().flavour]
+    assert library in prof.provenance["mpi_library"]
+    differing = json.loads(cli("compare", str(eng.id), str(prof.id), "--json").stdout)["comparability"]["differences"]
+    # The programs differ and the engine run's own --repeat; no host, MPI or launcher fact.
+    assert {d["key"] for d in differing} <= {"launch", "provenance.repeat"}, differing
+
+
 def test_a_killed_rank_is_named_with_rank_and_host(db_path):
     from fabricbench.launch import Layout, get_launcher
     from fabricbench.suite import Step

@@ -88,9 +88,9 @@ def test_a_program_that_only_computes_takes_its_own_time_on_every_fabric(tmp_pat
 def test_a_program_that_only_communicates_scales_as_the_models_say(tmp_path):
     prof = _profile(tmp_path, COMM_ONLY, "comm")
     # The models' rule for each rank's 200 calls of 1 MiB: B's cost, plus what took longer than
-    # A's model (scheduling on a shared machine) as a per-message overhead scaled by the
-    # latency ratio; a transfer quicker than A's model (shared memory) scales by cost_B / cost_A,
-    # less what the rank's computation (here start-up alone) could have hidden.
+    # A's model: up to A's cost again a per-message overhead scaled by the latency ratio, the rest
+    # (scheduling on a shared machine) kept; a transfer quicker than A's model (shared memory)
+    # scales by cost_B / cost_A, less what the rank's computation (here start-up alone) could have hidden.
     a, b = model("eth10g"), model("eth1g")
     ca, cb = 200 * a[0].p2p.time_us(1 << 20) * 1e-6, 200 * b[0].p2p.time_us(1 << 20) * 1e-6
     lat = b[0].small_latency_us / a[0].small_latency_us
@@ -100,7 +100,8 @@ def test_a_program_that_only_communicates_scales_as_the_models_say(tmp_path):
         t = sum(row[5] for row in prof["calls"] if row[0] == info["rank"] and row[1] in ("MPI_Send", "MPI_Recv"))
         assert t > 0.5 * info["mpi_time"]
         if t >= ca:
-            new = cb + (t - ca) * lat
+            overhead = min(t - ca, ca)
+            new = cb + overhead * lat + (t - ca - overhead)
         else:  # quicker than A's model: what computation could have hidden stays hidden, the rest scales
             hidden = min(ca - t, info["app_time"] - info["mpi_time"])
             new = max(cb * (t + hidden) / ca - hidden, 0.0)

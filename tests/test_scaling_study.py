@@ -87,6 +87,7 @@ def test_nodes_with_ppn_locally_and_wall_time(cli, db_path, jacobi):
     assert [(m.metric, m.params["nodes"], m.params["ranks"], m.params["ppn"]) for m in items] == [
         ("time", 1, 1, 1), ("time", 2, 2, 1)]
     assert all(m.unit == "s" and m.value > 0 for m in items)
+    assert all(m.detail["resolution_s"] == 1e-6 for m in items)  # the launch's wall time, timed to the microsecond
     data = json.loads(cli("scaling-report", "last", "--format", "json").stdout)
     assert data["series"][0]["axis"] == "nodes" and data["series"][0]["points"][0]["efficiency"] == 1
 

@@ -137,6 +137,15 @@ def test_hosts_launcher_on_loopback(cli, db_path, xrootd_tools):
     assert [(r.protocol, r.readers) for r in s.rows] == [("xrootd", 1), ("xrootd", 2), ("tcp", 1), ("tcp", 2)]
     assert all(r.failed == 0 and r.per_reader.median > 0 for r in s.rows)
     assert_servers_gone(run)
+    # The provenance every run kind records: the hosts, how commands reached them and what a reader ran;
+    # MPI does not apply (None), and each node's host facts are stored as an engine run's are.
+    from fabricbench.workflows.hosts import RUN_FACTS
+
+    prov = run.provenance
+    assert set(RUN_FACTS) <= set(prov) and prov["launcher"] == "hosts" and prov["mpi_library"] is None
+    assert "xrdcp" in prov["launch"] and prov["host_load"]["cpus"]
+    facts = [h.facts for h in open_db(str(db_path)).hosts(run.id)]
+    assert facts and all(f["cpu"]["model"] and f["kernel"] and f["memory_bytes"] for f in facts)
     # --json: the same summary for scripts, nothing else on stdout
     out = cli("transfer", "--launcher", "hosts", "--server", "localhost", "--hosts", "localhost", "--readers", "1",
               "--file-size", "4M", "--repeat", "2", "--protocol", "tcp", "--json")

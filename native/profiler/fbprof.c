@@ -826,6 +826,7 @@ void fb_init(void)
     fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
     fb.cpu_at_init = fb_cpu_seconds();
     clock_gettime(CLOCK_MONOTONIC, &fb.init_ts);
+    clock_gettime(CLOCK_REALTIME, &fb.init_epoch);
     fb.init_tick = fb_now();
     fb.win_origin = fb.init_tick;
     fb.win_shift = FB_WIN_SHIFT0;
@@ -851,6 +852,7 @@ void fb_pcontrol(int level)
 
 typedef struct {
     double app_time, mpi_time, tick_seconds;
+    double init_epoch;                  /* seconds since 1970 (CLOCK_REALTIME) at MPI_Init */
     double calls_time;                  /* the sum of the recorded calls' times */
     double thread_time[FB_MAX_THREADS]; /* MPI time of each thread, in order of first call */
     int64_t pid;
@@ -1006,6 +1008,7 @@ static void fb_json_threads(FILE *f, const fb_rank_info_t *info)
 /* Time windows, MPI_Pcontrol marks, call sites that found no slot, calls before MPI_Init. */
 static void fb_json_rank_extra(FILE *f, const fb_rank_info_t *info)
 {
+    fprintf(f, ", \"init_epoch\": %.6f", info->init_epoch);
     fprintf(f, ", \"window_s\": %.9g, \"windows\": %d, \"callsites_dropped\": %llu, \"pcontrol\": [", info->window_s,
             (int)info->n_windows, (unsigned long long)info->sites_dropped);
     for (int i = 0; i < info->n_marks; i++)
@@ -1537,6 +1540,7 @@ void fb_finalize(void)
     fb_rank_info_t me;
     memset(&me, 0, sizeof me);
     me.app_time = app_time;
+    me.init_epoch = (double)fb.init_epoch.tv_sec + 1e-9 * (double)fb.init_epoch.tv_nsec;
     me.tick_seconds = tick_seconds;
     me.pid = (int64_t)getpid();
     me.untracked = fb.untracked;

@@ -158,6 +158,7 @@ typedef struct {
     uint64_t untracked;        /* peers we could not map (lookup table full) */
     uint64_t init_tick;
     struct timespec init_ts;
+    struct timespec init_epoch; /* CLOCK_REALTIME at MPI_Init: ties the run to other clocks */
     fb_thread_t *threads;      /* [FB_MAX_THREADS] */
     int nthreads;              /* threads that have called MPI (may exceed FB_MAX_THREADS) */
     uint64_t sites_dropped;    /* calls whose slot found no place */

@@ -28,6 +28,7 @@ class AppRow:
     efficiency: Dict[str, Optional[float]] = field(default_factory=dict)  # against the fabric's smallest scale
     relative: Dict[str, Optional[float]] = field(default_factory=dict)  # B against the reference (x faster)
     significant: Dict[str, Optional[bool]] = field(default_factory=dict)
+    points: Dict[str, sc.ScalePoint] = field(default_factory=dict)  # fabric -> the repetitions' statistics
 
 
 @dataclass
@@ -91,6 +92,7 @@ def compare_apps(found: Sequence[Tuple[str, str, sc.ScalingSeries]]) -> List[App
             for p in series.points:
                 row = rows.setdefault(p.scale, AppRow(p.scale, p.ranks))
                 row.values[fabric], row.n[fabric], row.efficiency[fabric] = p.mean, p.n, eff.get(p.scale)
+                row.points[fabric] = p
             if series is not ref:
                 for rp in sc.relative_performance(ref, series):
                     row = rows.setdefault(rp.scale, AppRow(rp.scale, None))

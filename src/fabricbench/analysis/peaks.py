@@ -205,6 +205,11 @@ def _rate_key(bps: float) -> str:
     return f"{numbers.short(bps)}bit"
 
 
+def lab_tag(rate_bps: float) -> str:
+    """The fabric tag of a lab link as the docs write it: 1e9 -> 'lab-1g', 5e8 -> 'lab-500m'."""
+    return f"lab-{_rate_key(rate_bps)}"
+
+
 def resolve_fabric(name: str) -> Optional[Fabric]:
     """A fabric by key, alias or lab rate ('lab-1g'); bare 'lab' gives None (the run says its rate).
 

@@ -70,17 +70,28 @@ def moves_data(call: str, count: float, nbytes: float) -> bool:
     return not (COLLECTIVE.match(call) and nbytes / count <= SYNC_BYTES)
 
 
-def window_grid(profile: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+def rank_offsets(info: Sequence[Dict[str, Any]]) -> List[float]:
+    """Seconds from rank 0's MPI_Init to each rank's (0 for all when a rank did not record
+    when it ran: an older profiler); ranks start apart by up to seconds on a busy host."""
+    if not info or not all(r.get("init_epoch") is not None for r in info):
+        return [0.0] * len(info)
+    t0 = float(info[0]["init_epoch"])
+    return [float(r["init_epoch"]) - t0 for r in info]
+
+
+def window_grid(profile: Dict[str, Any], align: bool = False) -> Optional[Dict[str, Any]]:
     """The ranks' windows on one grid: {'step', 'calls', 'time' [w, call], 'count', 'bytes',
     'bins' (list of per-call bit masks per window), 'wall' [w] (rank-seconds covered)};
-    None if the profile has no windows."""
+    None if the profile has no windows. With ``align`` each rank's windows are put on rank
+    0's clock (rank_offsets): what marks taken on one clock (HPCC's sections) need."""
     info = profile["rank_info"]
     if "windows" not in profile or not all("window_s" in r for r in info):
         return None
     step = max(float(r["window_s"]) for r in info)
     if step <= 0:
         return None
-    end = max(float(r["app_time"]) for r in info)
+    offset = rank_offsets(info) if align else [0.0] * len(info)
+    end = max(float(r["app_time"]) + off for r, off in zip(info, offset))
     n = max(1, math.ceil(end / step - 1e-9))
     calls = sorted({row[2] for row in profile["windows"]})
     index = {c: i for i, c in enumerate(calls)}
@@ -90,18 +101,18 @@ def window_grid(profile: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     bins = [[0] * len(calls) for _ in range(n)]
     for rank, w, call, c, b, t, mask in profile["windows"]:
         ws = float(info[rank]["window_s"])
-        g = min(n - 1, int((w + 0.5) * ws / step))
+        g = min(n - 1, max(0, int(((w + 0.5) * ws + offset[rank]) / step)))
         j = index[call]
         time[g, j] += t
         count[g, j] += c
         nbytes[g, j] += b
         bins[g][j] |= int(mask)
     wall = np.zeros(n)
-    for r in info:
-        app = float(r["app_time"])
+    for r, off in zip(info, offset):
+        app = float(r["app_time"]) + off
         starts = np.arange(n) * step
         # Wall time of each thread that called MPI: the calls' times add up over threads.
-        wall += rank_threads(r) * np.clip(np.minimum(starts + step, app) - starts, 0.0, None)
+        wall += rank_threads(r) * np.clip(np.minimum(starts + step, app) - np.maximum(starts, off), 0.0, None)
     grid = {"step": step, "calls": calls, "time": time, "count": count, "bytes": nbytes, "bins": bins, "wall": wall}
     grid["moves"] = [moves_data(c, count[:, j].sum(), nbytes[:, j].sum()) for j, c in enumerate(calls)]
     grid["data"] = data_mask(grid)
@@ -324,15 +335,21 @@ def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, A
             "lead": lead, "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
 
 
-def phases(profile: Dict[str, Any], top: int = 3) -> Dict[str, Any]:
-    """{'phases': [...], 'method': 'pcontrol' | 'change points' | None, 'step': s}."""
-    grid = window_grid(profile)
+def phases(profile: Dict[str, Any], top: int = 3, spans: Optional[List[Tuple[float, float, str]]] = None,
+           method: str = "pcontrol", align: bool = False) -> Dict[str, Any]:
+    """{'phases': [...], 'method': 'pcontrol' | 'change points' | None | method, 'step': s}.
+    spans ((start, end, label) on the profile's clock) are phases a caller found otherwise
+    (HPCC's sections): given, they are the phases, named by their labels."""
+    grid = window_grid(profile, align=align)
     if grid is None:
         return {"phases": [], "method": None, "step": None}
     n, step = len(grid["wall"]), grid["step"]
-    end = max(float(r["app_time"]) for r in profile["rank_info"])
-    spans = _marked_spans(profile, end)
-    method = "pcontrol"
+    info = profile["rank_info"]
+    end = max(float(r["app_time"]) + off for r, off in zip(info, rank_offsets(info) if align else [0.0] * len(info)))
+    if spans is None:
+        spans = _marked_spans(profile, end)
+    else:
+        spans = [(min(a, end), min(max(b, a), end), label) for a, b, label in spans]
     if spans is None:
         x = mix_vectors(grid)
         bounds = merge_segments(grid, x, segment(x))

@@ -185,7 +185,9 @@ def study_apps(state, fabrics: Tuple[str, ...], apps_text, nodes_text, ppn, size
 
         from fabricbench.report.files import write_text
 
-        write_text(output, render_html(study_report([store.load(i) for i in outcome.run_ids])))
+        from fabricbench.cli.studies import reproduce_command
+
+        write_text(output, render_html(study_report([store.load(i) for i in outcome.run_ids], command=reproduce_command())))
         say(f"wrote {output}")
     say(f"study runs: {ids}; the full report: fabricbench report {ids} -o apps.html")
 
@@ -196,3 +198,11 @@ def _print_study(store, run_ids) -> None:
     for table in study_tables([store.load(i) for i in run_ids]):
         print_model_table(table)
         console.print()
+
+
+# The other studies attach themselves to study_group when their module is imported (one line each).
+from fabricbench.cli import studies as _studies  # noqa: E402,F401
+from fabricbench.cli.study_hpcc import study_hpcc_fabrics  # noqa: E402  (the study's own module)
+study_group.add_command(study_hpcc_fabrics)
+from fabricbench.cli.study_site import study_site  # noqa: E402  (the study's own module)
+study_group.add_command(study_site)

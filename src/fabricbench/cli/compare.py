@@ -191,10 +191,20 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
                       benchmark, no_history)
     if benchmark and not result.series and not result.mismatches:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
+    hpcc_pair = len(a) == len(b) == 1 and a[0].run.kind == b[0].run.kind == "hpcc"
     if as_json:
-        print_json(dict(result.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history)))
+        extra = {}
+        if hpcc_pair:
+            from fabricbench.cli.hpcc_profile import compare_json
+
+            extra["hpcc_profile"] = compare_json(store, a[0].run.id, b[0].run.id)
+        print_json(dict(result.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history), **extra))
         return
     print_comparison(result, history_ignored=no_history)
+    if hpcc_pair:
+        from fabricbench.cli.hpcc_profile import print_compare
+
+        print_compare(store, a[0].run.id, b[0].run.id)
 
 
 @main.command()

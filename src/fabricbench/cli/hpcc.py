@@ -36,6 +36,8 @@ from fabricbench.numbers import exact, number, percent
 @click.option("--workdir", type=str, help="Empty directory to run in (default: a new one under ./fabricbench-results).")
 @click.option("--timeout", type=float, help="Stop HPCC after this many seconds (the run is marked failed).")
 @click.option("--mpirun-args", default="", help="Extra launcher arguments, e.g. \"--bind-to core\".")
+@click.option("--profile", "profiled", is_flag=True,
+              help="Run HPCC under the MPI profiler and keep the profile, split into HPCC's tests, with the run.")
 @label_option
 @tag_option
 @json_option
@@ -43,7 +45,7 @@ from fabricbench.numbers import exact, number, percent
 def hpcc_command(state, np_: int, hostfile: Optional[str], launcher: Optional[str], memory_fraction: float,
                  n: Optional[int], nb: Optional[int], grid: Optional[str], peak_gflops: Optional[float],
                  hpcc_binary: str, workdir: Optional[str], timeout: Optional[float], mpirun_args: str,
-                 label: Optional[str], tags: Tuple[str, ...], as_json: bool) -> None:
+                 profiled: bool, label: Optional[str], tags: Tuple[str, ...], as_json: bool) -> None:
     """Run HPC Challenge (the real hpcc binary) and store its results.
 
     Writes hpccinf.txt (N from --memory-fraction of the nodes' memory, or --n), runs
@@ -65,12 +67,21 @@ def hpcc_command(state, np_: int, hostfile: Optional[str], launcher: Optional[st
     result = run_hpcc(
         state.store, np=np_, launcher=launcher or "mpirun", hostfile=hostfile, memory_fraction=memory_fraction,
         n=n, nb=nb, grid=grid, peak_gflops=peak_gflops, label=label, tags=tag_map, workdir=workdir,
-        hpcc=hpcc_binary, timeout=timeout, launcher_args=extra, echo=echo,
+        hpcc=hpcc_binary, timeout=timeout, launcher_args=extra, echo=echo, profile=profiled,
     )
     if as_json:
-        print_json(result.to_dict())
+        out = result.to_dict()
+        if profiled:
+            from fabricbench.cli.hpcc_profile import profile_json
+
+            out["profile"] = profile_json(state.store, result.run.id)
+        print_json(out)
         return
     show(result)
+    if profiled:
+        from fabricbench.cli.hpcc_profile import print_test_leads
+
+        print_test_leads(state.store, result.run.id)
 
 
 _fmt = number

@@ -105,13 +105,11 @@ def show_profile(state, run_ref, top, by, phases, as_json):
 
             out["callsites"] = callsites(data, top=top)
         if phases:
-            from fabricbench.analysis.profile_phases import phases as find_phases
-
-            out["phases"] = find_phases(data)
+            out["phases"] = _phases(store, run, data)
         print_json(out)
         return
     if by == "callsite" or phases:
-        _show_sites_or_phases(run, data, s, top, by == "callsite", phases)
+        _show_sites_or_phases(run, data, s, top, by == "callsite", _phases(store, run, data) if phases else None)
         return
     if run.label or run.tags:
         console.print(f"run {run.id} {run.label or ''} {' '.join(f'{k}={v}' for k, v in run.tags.items())}",
@@ -155,12 +153,25 @@ def _show_sites_or_phases(run, data, s, top: int, sites: bool, phases: bool) -> 
         if note:
             console.print(note, highlight=False, markup=False)
     if phases:
-        from fabricbench.analysis.profile_phases import phases as find_phases
         from fabricbench.report.words.profile import phase_lines
 
         console.print("")
-        for line in phase_lines(find_phases(data)):
+        if phases.get("unnamed"):
+            console.print(f"HPCC's tests cannot be named: {phases['unnamed']}", highlight=False, markup=False)
+        for line in phase_lines(phases):
             console.print(line, highlight=False, markup=False)
+
+
+def _phases(store, run, data):
+    """The run's phases: one per HPCC test for a profiled hpcc run, else found in the profile."""
+    from fabricbench.cli.hpcc_profile import test_phases
+
+    found = test_phases(store, run.id, top=3) if run.kind == "hpcc" else None
+    if found is None:
+        from fabricbench.analysis.profile_phases import phases as find_phases
+
+        found = find_phases(data)
+    return found
 
 
 def _table(headers, rows, aligns: str) -> Table:

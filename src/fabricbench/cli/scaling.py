@@ -287,15 +287,15 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
         emit(json.dumps(analysis.to_dict(), indent=2, default=str) + "\n")
         return
     if fmt == "markdown":
-        emit(render_markdown(section.study_report(analysis, names, plots=False)))
+        emit(render_markdown(section.study_report(analysis, names, plots=False, runs=loaded_runs)))
         return
     if fmt == "html":
         if not output:
             raise UsageError("--format html needs -o FILE.html")
-        emit(render_html(section.study_report(analysis, names, plot_format)))
+        emit(render_html(section.study_report(analysis, names, plot_format, runs=loaded_runs)))
         console.print(f"wrote {output}", highlight=False, markup=False)
         return
-    for table in section.scaling_tables(analysis):
+    for table in section.scaling_tables(analysis, loaded_runs, names, full=False):
         print_model_table(table)
         console.print()
     for line in section.model_lines(analysis):

@@ -16,6 +16,8 @@ from fabricbench.analysis.peaks import choose_fabric, run_ceiling
 from fabricbench.analysis.series import Series, group_series
 from fabricbench.store import RunData
 
+unique_names = RunData.unique_names  # runs' display names, '<name> (#<id>)' where two share one
+
 
 @dataclass
 class ReportOptions:

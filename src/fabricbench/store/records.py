@@ -165,6 +165,11 @@ class RunData:
     def id(self) -> int:
         return self.run.id
 
+    @staticmethod
+    def unique_names(runs: Sequence[Any]) -> List[str]:
+        """Runs' display names, '<name> (#<id>)' where two runs share a name (``unique_names``)."""
+        return unique_names(runs)
+
     def artifact(self, name: str) -> Any:
         """A named artifact of the run (e.g. 'profile', 'fabric'), or None."""
         return self.store.artifact(self.run.id, name) if self.store is not None else None

@@ -150,8 +150,10 @@ class AppCase:
         """One repetition of a scaling study (time: the app's own elapsed time; fom: its figure of merit)."""
         o = self.run(launcher, timeout, env_extra)
         values = {"time": o.result.elapsed_s, "fom": o.result.fom} if o.result else {"time": None, "fom": None}
+        steps = (o.result.resolution or {}) if o.result else {}
         return RepetitionResult(o.ok, o.wall_s, values, o.exit_status, o.reason, o.stdout[-OUTPUT_TAIL:], o.stderr_tail,
-                                timers=dict(o.result.timers) if o.result else {})
+                                timers=dict(o.result.timers) if o.result else {},
+                                resolution={"time": steps.get("elapsed"), "fom": steps.get("fom")})
 
     def cleanup(self) -> None:
         if not self.keep:

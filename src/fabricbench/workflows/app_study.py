@@ -3,7 +3,7 @@
 For each fabric in turn the lab (its own name, default ``fbapps``) is brought up with that
 fabric's shape, every application runs as a scaling study (``workflows.scaling.run_study``
 with an ``AppCase``) on the first N lab nodes, and the lab is torn down at the end. Each
-(application, fabric) is one run of kind ``scaling`` tagged ``app=NAME``, ``fabric=lab-RATE``
+(application, fabric) is one run of kind ``scaling`` tagged ``app=NAME``, ``fabric=lab-1g`` (the lab's rate as the docs write it; ``lab-1gbit`` is read the same)
 and ``study=ID`` (so the scaling analysis compares fabrics per application); the fabric's
 name as the user gave it is in the run's study provenance (``application.study_fabric``).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
@@ -112,6 +113,24 @@ def ensure_installed(recipes: List[Recipe], install: bool, say: Callable[[str], 
         raise AppMissing(f"still missing after apt-get: {', '.join(still)}")
 
 
+@contextmanager
+def study_lab(lab_name: str):
+    """While a study runs: its lab is the one the lab launcher finds (FABRICBENCH_LAB), and at the
+    end, however it ends, the lab is down and FABRICBENCH_LAB is what it was."""
+    from fabricbench.lab import core as lab_core
+
+    before = os.environ.get("FABRICBENCH_LAB")
+    os.environ["FABRICBENCH_LAB"] = lab_name
+    try:
+        yield
+    finally:
+        lab_core.down(lab_name)
+        if before is None:
+            os.environ.pop("FABRICBENCH_LAB", None)
+        else:
+            os.environ["FABRICBENCH_LAB"] = before
+
+
 class _Say(StudyObserver):
     def __init__(self, say: Callable[[str], None], what: str):
         self.say, self.what = say, what
@@ -125,16 +144,16 @@ class _Say(StudyObserver):
 
 def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda _t: None) -> AppStudyOutcome:
     """Bring the lab up per fabric, run every application at every scale; the runs' ids in order."""
+    from fabricbench.analysis.peaks import lab_tag
     from fabricbench.lab import core as lab_core
+    from fabricbench.lab.rates import parse_rate
     from fabricbench.launch import get_launcher
     from fabricbench.workflows.app import AppCase
     from fabricbench.workflows.scaling import StudySpec
 
     outcome = AppStudyOutcome(study=uuid.uuid4().hex[:8])
     points = plan_points(spec.nodes, spec.ppn, None)
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = spec.lab_name  # the lab launcher finds the study's lab by this name
-    try:
+    with study_lab(spec.lab_name):
         for fabric in spec.fabrics:
             lab_spec = lab_spec_of(fabric, max(spec.nodes))
             lab_core.down(spec.lab_name)
@@ -147,17 +166,11 @@ def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda
                 try:
                     study = StudySpec(app=[], points=points, repeat=spec.repeat, timeout=spec.timeout, case=case,
                                       label=f"{recipe.name} on {fabric.name}",
-                                      tags={"app": recipe.name, "fabric": f"lab-{lab.shape['link']}", "study": outcome.study})
+                                      tags={"app": recipe.name, "fabric": lab_tag(parse_rate(lab.shape["link"])), "study": outcome.study})
                     done = run_study(store, study, lambda p: get_launcher("lab", layout_for(p, "lab", hosts, [])),
                                      observer=_Say(say, f"{recipe.name} on {fabric.name}"))
                 finally:
                     case.cleanup()
                 outcome.run_ids.append(done.run.id)
                 outcome.failed += done.failed
-    finally:
-        lab_core.down(spec.lab_name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
     return outcome

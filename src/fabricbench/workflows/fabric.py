@@ -183,7 +183,9 @@ def scan(store: Store, sim: Optional[str] = None, use_sim: bool = False, routes:
     provenance = {"fabric_source": source, "hostname": socket.gethostname(), "routes": routes,
                   "design": snapshot.design}
     with Session(store, kind="fabric", label=label, tags=tags, provenance=provenance, unit="counters") as session:
-        session.record_provenance(local_provenance())  # the host that scanned: its HCAs, OS, kernel
+        # The host that scanned (its HCAs, OS, kernel) and the discovery command the snapshot rests on.
+        first = next(iter(diags.outputs.values()), {})
+        session.record_provenance(local_provenance(launch=first.get("argv")))
         session.artifact("fabric", snapshot.to_dict())
         session.artifact("diags", diags.outputs)
         session.add_now(snapshot.counter_measurements())

@@ -186,7 +186,28 @@ def run_provenance(launcher: Launcher, timeout: float = 120.0, launch: Optional[
     return info
 
 
-def local_provenance() -> Dict[str, Any]:
-    """Provenance of work that starts no ranks (a fabric scan): this host's facts and load."""
-    facts = prov.collect()
-    return {"run": {"host_load": host_load()}, "hosts": [facts]}
+def node_provenance(host_facts: Sequence[Dict[str, Any]], launcher: Optional[str] = None,
+                    launch: Optional[Sequence[str]] = None, hosts: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Provenance of work that starts processes but no MPI ranks (a transfer study's servers and
+    readers, a fabric scan on this host), in the same shape as ``run_provenance``: every
+    ``RUN_FACTS`` key, the MPI ones None (they do not apply), the hosts and how their
+    processes were started (``launcher``: how commands reach the nodes; ``launch``: the
+    command line of the work, e.g. one reader's)."""
+    names = list(dict.fromkeys(hosts or [f.get("hostname", "?") for f in host_facts]))
+    run: Dict[str, Any] = {
+        "hosts": names,
+        "nodes": len(names),
+        "launcher": launcher,
+        "launch": [str(a) for a in launch] if launch else None,
+        "env": prov.tuning_environment(dict(os.environ)),
+        "host_load": host_load(),
+    }
+    for key in RUN_FACTS:
+        run.setdefault(key, None)
+    return {"run": run, "hosts": list(host_facts)}
+
+
+def local_provenance(launch: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Provenance of work that starts no ranks and runs on this host alone (a fabric scan):
+    this host's facts and load, ``launch`` the command that did the work."""
+    return node_provenance([prov.collect()], launcher="local", launch=launch)

@@ -28,10 +28,12 @@ from fabricbench.launch import Layout, get_launcher
 from fabricbench.launch.procs import PROCESS_ERRORS, Job, ProcessTimeout, stop_cause
 from fabricbench.store.records import Measurement, Run
 from fabricbench.workflows.hosts import run_provenance
+from fabricbench.workflows.hpcc_watch import SectionWatcher
 from fabricbench.workflows.session import RunInterrupted, Session
 from fabricbench import numbers
 
 OUTPUT = "hpccoutf.txt"
+PROFILE = "profile.json"
 INPUT = "hpccinf.txt"
 
 
@@ -105,9 +107,12 @@ def run_hpcc(
     timeout: Optional[float] = None,
     launcher_args: Sequence[str] = (),
     echo: Callable[[str], None] = lambda _msg: None,
+    profile: bool = False,
 ) -> HpccResult:
     """Run HPCC on ``np`` processes and store the run; raises HpccError (after storing
-    the run as failed, with what HPCC completed) when HPCC fails."""
+    the run as failed, with what HPCC completed) when HPCC fails. With ``profile`` HPCC runs
+    under the MPI profiler and the run also keeps the profile and when each HPCC section
+    began and ended (artifacts ``profile`` and ``hpcc_sections``)."""
     binary = find_hpcc(hpcc)
     layout = Layout(np=np, hostfile=hostfile, hosts=list(hosts), extra_args=list(launcher_args))
     runner = get_launcher(launcher, layout)
@@ -127,6 +132,12 @@ def run_hpcc(
     argv = runner.command([binary])
     env = runner.environment()
     command = shlex.join(argv)
+    profile_path = (work / PROFILE).resolve()
+    if profile:
+        from fabricbench.native import profiler_library
+        from fabricbench.workflows.profile import prepare_command
+
+        argv, env = prepare_command(argv, profiler_library(), profile_path, env)
 
     provenance: Dict[str, Any] = {
         "hpcc": {"binary": binary, "workdir": str(work.resolve()), "plan": the_plan.to_dict(),
@@ -145,6 +156,7 @@ def run_hpcc(
         interrupted: Optional[KeyboardInterrupt] = None
         failure: Optional[str] = None
         out_path, err_path = work / "hpcc.stdout", work / "hpcc.stderr"
+        watcher = SectionWatcher(work / OUTPUT).start() if profile else None
         with open(out_path, "wb") as out_fh, open(err_path, "wb") as err_fh:
             try:
                 job: Optional[Job] = Job(argv, env=env, cwd=str(work), stdout=out_fh, stderr=err_fh)
@@ -162,6 +174,8 @@ def run_hpcc(
                 finally:
                     job.stop()
                     returncode = job.returncode if returncode is None else returncode
+        if watcher is not None:
+            watcher.stop()
         if failure is None and returncode != 0:
             failure = f"HPCC exited with status {returncode}" + _tail(err_path)
 
@@ -188,6 +202,9 @@ def run_hpcc(
                 provenance["hpcc"]["warnings"] = parsed.warnings
             session.update(provenance=provenance)
 
+        if watcher is not None:
+            failure = _keep_profile(session, profile_path, watcher, failure, err_path)
+
         values = hpcc_values(measurements)
         hpl = values.get("HPL_Tflops")
         pct = percent_of_peak(hpl, peak.gflops if peak else None)
@@ -207,6 +224,25 @@ def run_hpcc(
     if failure:
         raise HpccError(f"{message} (run {run.id} marked {status}; files in {work})")
     return result
+
+
+def _keep_profile(session: Session, path: Path, watcher: SectionWatcher, failure: Optional[str],
+                  err_path: Path) -> Optional[str]:
+    """Store the profile and the section marks with the run; the run's failure (a missing or
+    unusable profile fails a --profile run that otherwise succeeded)."""
+    from fabricbench.analysis.profile_data import ProfileError, load_profile
+    from fabricbench.workflows.profile import resolve_callsites
+
+    session.artifact("hpcc_sections", watcher.result())
+    if not path.is_file():
+        return failure or f"HPCC ran but the profiler wrote no profile ({path.name})" + _tail(err_path)
+    try:
+        data = load_profile(path)
+    except ProfileError as exc:
+        return failure or f"the profile is unusable: {exc}"
+    resolve_callsites(data)
+    session.artifact("profile", data)
+    return failure
 
 
 def _record_hosts(session: Session, runner, argv: Sequence[str], provenance: Dict[str, Any]) -> None:

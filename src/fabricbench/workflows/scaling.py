@@ -25,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
+from fabricbench.analysis.app_figures import WALL_RESOLUTION_S
 from fabricbench.errors import FabricbenchError, UsageError
 from fabricbench.launch import Launcher, Layout
 from fabricbench.launch.failure import explain_failure
@@ -129,15 +130,29 @@ def compile_figure(pattern: str, option: str) -> "re.Pattern[str]":
     return compiled
 
 
-def parse_figure(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
-    """The first capture group of the last match, as a number; None when absent or not a number."""
+def _last_figure(pattern: "re.Pattern[str]", text: str) -> Optional[str]:
     last = None
     for m in pattern.finditer(text):
         last = m
-    if last is None or last.group(1) is None:
-        return None
+    return None if last is None or last.group(1) is None else last.group(1).replace(",", "")
+
+
+def parse_figure(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
+    """The first capture group of the last match, as a number; None when absent or not a number."""
+    figure = _last_figure(pattern, text)
     try:
-        return float(last.group(1).replace(",", ""))
+        return float(figure) if figure is not None else None
+    except ValueError:
+        return None
+
+
+def figure_step(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
+    """The step of that figure as printed ('2' -> 1 s, '1.51' -> 0.01 s); None when absent."""
+    from fabricbench.apps.base import printed_step
+
+    figure = _last_figure(pattern, text)
+    try:
+        return printed_step(figure) if figure is not None else None
     except ValueError:
         return None
 
@@ -208,6 +223,8 @@ class RepetitionResult:
     stdout_tail: str = ""
     stderr_tail: str = ""
     timers: Dict[str, float] = field(default_factory=dict)  # a catalogued application's own breakdown (s)
+    # metric -> the step the figure was printed or timed with (OpenFOAM's ClockTime: 1 s), stored with it
+    resolution: Dict[str, Optional[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -270,12 +287,15 @@ def run_repetition(launcher: Launcher, spec: StudySpec, env_extra: Dict[str, str
     values: Dict[str, Optional[float]] = {}
     if spec.time == "wall":
         values["time"] = wall
+        result.resolution["time"] = WALL_RESOLUTION_S
     elif spec.time is not None:
         values["time"] = parse_figure(spec._time_re, stdout)
+        result.resolution["time"] = figure_step(spec._time_re, stdout)
         if values["time"] is None:
             result.reason = f"time not found in the output (--time {spec.time!r})"
     if spec.fom:
         values["fom"] = parse_figure(spec._fom_re, stdout)
+        result.resolution["fom"] = figure_step(spec._fom_re, stdout)
         if values["fom"] is None and result.reason is None:
             result.reason = f"figure of merit not found in the output (--fom {spec.fom!r})"
     if result.reason is None and any(v is not None and v <= 0 and m == "time" for m, v in values.items()):
@@ -300,6 +320,8 @@ def measurements_of(
         }
         if not result.ok:
             detail["reason"] = result.reason
+        if result.resolution.get(metric) is not None:
+            detail["resolution_s"] = result.resolution[metric]
         if metric == "fom":
             detail["higher_is_better"] = spec.higher_is_better
             if result.timers:

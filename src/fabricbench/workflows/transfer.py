@@ -44,7 +44,7 @@ from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, ProcessTimeout, run_short
 from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
-from fabricbench.workflows.hosts import host_load
+from fabricbench.workflows.hosts import node_provenance
 from fabricbench.workflows.session import RunFailed, Session
 from fabricbench import numbers
 
@@ -453,6 +453,14 @@ class Study:
         self.transfers = 0  # reader copies attempted
         self.first_failure: Optional[str] = None
 
+    def reader_command(self) -> List[str]:
+        """What a reader of the first variant runs (the server's port and file are chosen when it starts)."""
+        protocol = self.plan.variants()[0][0]
+        if protocol == RAW:
+            return self.nodes.script(self.used[0], PEER, ["read-tcp", self.server.address, "{port}"])
+        return self.nodes.script(self.used[0], PEER, ["read", "--", "env", *XRDCP_ENV, "xrdcp", "--nopbar",
+                                                      f"root://{self.server.address}:{{port}}/{{file}}", "-"])
+
     def prepare(self, workdir: str) -> None:
         """The file and the server's config in `workdir` on the server node."""
         need_disk = "cold" in self.plan.caches and "xrootd" in self.plan.protocols
@@ -529,7 +537,8 @@ def run_transfer(store: Store, nodes: Nodes, plan: TransferPlan, label: Optional
                  unit="rounds") as session:
         session.done, session.progress_total = 0, plan.rounds()
         host_facts, unknown = _host_facts(nodes, [study.server, *study.used])
-        session.record_provenance({"run": {"launcher": nodes.kind, "host_load": host_load()}, "hosts": host_facts})
+        session.record_provenance(node_provenance(host_facts, launcher=nodes.kind, launch=study.reader_command(),
+                                                  hosts=[n.name for n in (study.server, *study.used)]))
         if unknown:
             study.facts["facts_missing"] = unknown
         logs = tempfile.mkdtemp(prefix="fabricbench-transfer-")

@@ -20,8 +20,8 @@ INTRO = (
     "Each application ran at every node count on every fabric (the first fabric is the reference). "
     "Relative performance is the fabric's performance divided by the reference's at the same node "
     "count (above 1: faster); x faster is the same ratio; efficiency is against the fabric's own "
-    "smallest scale (strong scaling, from the figure of merit). The scaling section has every "
-    "repetition's statistics."
+    "smallest scale (strong scaling, from the figure of merit). The repetitions table below has "
+    "every scale's statistics over its repetitions (n, mean, spread, 95% interval)."
 )
 
 
@@ -49,7 +49,7 @@ def study_table(st: aa.AppStudy) -> Table:
         row += [f.number(r.values.get(fab)) if r.values.get(fab) is not None else "-" for fab in st.fabrics]
         for fab in others:
             x = r.relative.get(fab)
-            style = "" if x is None else ("better" if x > 1 else "worse" if x < 1 else "")
+            style = _ratio_style(x, r.significant.get(fab))
             tip = "" if r.significant.get(fab) is None else ("significant (Welch, 5%)" if r.significant[fab] else "not significant (Welch, 5%)")
             row.append(Cell(f.ratio(x), style, tip))
         row += [f.fixed(r.efficiency.get(fab)) if r.efficiency.get(fab) is not None else "-" for fab in st.fabrics]
@@ -58,6 +58,33 @@ def study_table(st: aa.AppStudy) -> Table:
     caption = f"{st.app}: {st.metric} ({st.unit}, {direction}) per fabric; reference {st.reference}"
     return Table(columns, rows, caption=caption,
                  notes=["x faster: the fabric's performance over the reference's at the same node count."])
+
+
+def _ratio_style(x: Optional[float], significant: Optional[bool]) -> str:
+    """Colour a ratio as a gain or a loss only when it reads as one: never a cell printed 1.00x
+    (0.9996 is no loss), never a difference Welch's test calls not significant."""
+    if x is None or significant is False or f.ratio(x) == f.ratio(1.0):
+        return ""
+    return "better" if x > 1 else "worse"
+
+
+def repetitions_table(st: aa.AppStudy) -> Table:
+    """Every (fabric, node count) of one application: its repetitions' n, mean, spread and interval."""
+    rows = []
+    for fab in st.fabrics:
+        for r in st.rows:
+            p = r.points.get(fab)
+            if p is None:
+                continue
+            interval = f"{f.number(p.ci_low)} to {f.number(p.ci_high)}" if p.ci_low is not None and p.ci_high is not None else "-"
+            rows.append([Cell(fab), f.exact(r.nodes), f.exact(p.ranks) if p.ranks is not None else "-", f.exact(p.n),
+                         f.number(p.mean), f.number(p.stdev) if p.stdev is not None else "-",
+                         f.number(p.min), f.number(p.max), Cell(interval), f.exact(p.failed)])
+    columns = [Column("Fabric", align="left"), Column("Nodes"), Column("Ranks"), Column("n"),
+               Column("Mean", st.unit or None), Column("Stdev", st.unit or None), Column("Min", st.unit or None),
+               Column("Max", st.unit or None), Column("95% interval", align="left"), Column("Failed")]
+    return Table(columns, rows, caption=f"{st.app}: every scale's repetitions ({st.metric})",
+                 notes=["Stdev and the interval need two or more repetitions (--repeat)."])
 
 
 def _figure(studies: Sequence[aa.AppStudy], plot_format: str) -> Optional[Figure]:
@@ -78,6 +105,7 @@ def study_section(studies: Sequence[aa.AppStudy], plot_format: str = "svg", plot
     if figure is not None:
         section.add(figure)
     section.add(*[study_table(st) for st in studies])
+    section.add(*[repetitions_table(st) for st in studies])
     lines = [f"{app}: on {fab} {f.fixed(x)} of the performance on the reference at {f.exact(n)} nodes"
              for app, fab, n, x in aa.slowdown_summary(studies) if x is not None]
     if lines:
@@ -86,7 +114,11 @@ def study_section(studies: Sequence[aa.AppStudy], plot_format: str = "svg", plot
 
 
 def runs_table(runs: Sequence[Any]) -> Optional[Table]:
-    """Single application runs: app, scale, figure of merit, own time, wall time, top timers."""
+    """Single application runs: app, scale, figure of merit, run time (the headline: MPI_Init to
+    MPI_Finalize, else an own time whose clock is fine enough), own time (with its clock's step
+    when that is too coarse to compare), wall time, top timers."""
+    from fabricbench.analysis.app_figures import coarse, headline_figure
+
     rows = []
     for lr in runs:
         items = [m for m in lr.measurements if m.benchmark == "app"]
@@ -99,16 +131,24 @@ def runs_table(runs: Sequence[Any]) -> Optional[Table]:
         elapsed = by["time"].value if "time" in by else None
         top = ", ".join(f"{k} {f.percent(100 * v / elapsed)}" for k, v in timers) if elapsed else "-"
         p = fom.params
+        headline = headline_figure(items)
+        own = f.number(elapsed) if elapsed is not None else "-"
+        step = (by["time"].detail or {}).get("resolution_s") if "time" in by else None
+        if elapsed is not None and coarse(elapsed, step):
+            own = Cell(f"{own} ({f.number(step)} s clock)", "muted", title="read from a clock too coarse to compare runs by")
         rows.append([Cell(lr.name), Cell(str(p.get("app"))), f.exact(p.get("nodes")), f.exact(p.get("ranks")),
                      f.exact(p.get("size")), Cell(f"{f.number(fom.value)} {fom.unit}"),
-                     f.number(elapsed) if elapsed is not None else "-",
+                     f.number(headline.value) if headline is not None else "-", own,
                      f.number(by["wall"].value) if "wall" in by else "-", Cell(top)])
     if not rows:
         return None
     columns = [Column("Run", align="left"), Column("Application", align="left"), Column("Nodes"), Column("Ranks"),
-               Column("Size"), Column("Figure of merit", align="left"), Column("Own time", "s"), Column("Launch", "s"),
-               Column("Largest timers (share of own time)", align="left", secondary=True)]
-    return Table(columns, rows, caption="Application runs")
+               Column("Size"), Column("Figure of merit", align="left"), Column("Run time", "s"), Column("Own time", "s"),
+               Column("Launch", "s"), Column("Largest timers (share of own time)", align="left", secondary=True)]
+    return Table(columns, rows, caption="Application runs",
+                 notes=["Run time: MPI_Init to MPI_Finalize of the slowest rank (the figure predictions target), "
+                        "else the application's own time when its clock is fine enough; an own time read from a "
+                        "coarse clock (OpenFOAM's whole-second ClockTime) shows the clock's step."])
 
 
 def studies_of_runs(runs: Sequence[Any]) -> List[aa.AppStudy]:
@@ -134,18 +174,26 @@ def study_tables(runs: Sequence[Any]) -> List[Table]:
     return [study_table(st) for st in studies_of_runs(runs)]
 
 
-def study_report(runs: Sequence[Any], plot_format: str = "svg"):
-    """A report holding the study's section over loaded runs (what `study apps -o FILE.html` writes)."""
+def study_report(runs: Sequence[Any], plot_format: str = "svg", command: Optional[str] = None):
+    """A report over loaded runs (``store.RunData``) holding the study's head (findings,
+    conditions, `command`) and its section (what `study apps -o FILE.html` writes)."""
     import datetime as _dt
     from types import SimpleNamespace
 
     from fabricbench import __version__
+    from fabricbench.analysis.studies import conditions_of
     from fabricbench.report.model import Report
+    from fabricbench.report.sections.study import study_head
 
+    studies = studies_of_runs(runs)
+    sentences = [f"{app}: on {fab} {f.ratio(x)} the performance of {st.reference} at {f.exact(n)} nodes"
+                 for st in studies for app, fab, n, x in aa.slowdown_summary([st]) if x is not None]
+    head = study_head("Study apps: applications on the fabrics", conditions_of([r.run for r in runs], fabric_of=aa.fabric_of),
+                      command or "-", sentences=sentences)
     return Report(
         title="fabricbench application study",
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool_version=__version__,
         runs=[SimpleNamespace(name=r.run.label or r.run.name) for r in runs],
-        sections=[study_section(studies_of_runs(runs), plot_format)],
+        sections=[head, study_section(studies, plot_format)],
     )

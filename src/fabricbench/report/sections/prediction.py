@@ -33,7 +33,11 @@ def _band_sentence(p) -> str:
               f"{f.number(max(measured))} s), each predicted on B" if b["profiles"] > 1 else
               "one profile only: the application's run-to-run spread is not in it")
     fit = f", and the models' fit error ({f.number(100 * b['fit_error'])}%)" if b.get("fit_error") else ""
-    return (f" The band holds the re-costing choices ({f.number(b['recosting'][0])} .. {f.number(b['recosting'][1])} s "
+    own = b.get("this_profile")
+    point = (f" Both times are the medians over the application's {b['profiles']} profiles and their predictions; "
+             f"profile run {p.profile_run} alone took {f.number(own['measured_s'])} s on A and predicts "
+             f"{f.number(own['predicted_s'])} s." if own else "")
+    return (f"{point} The band holds the re-costing choices ({f.number(b['recosting'][0])} .. {f.number(b['recosting'][1])} s "
             f"for this profile), {spread}{fit}.")
 
 
@@ -56,7 +60,8 @@ def prediction_section(p, fmt: str = "svg", check: Optional[dict] = None) -> Sec
             f"Profile run {p.profile_run}" if getattr(p, "profile_run", None) else "The profile")
     section.add(Paragraph(
         f"{what}, measured on A, {p.source_ref or p.source}: {f.number(p.measured_s)} s on {p.ranks} ranks "
-        f"(MPI_Init to MPI_Finalize of the slowest rank; compute {f.number(p.compute_s)} s, "
+        f"(MPI_Init to MPI_Finalize of the slowest rank; {'this profile: ' if (p.band or {}).get('this_profile') else ''}"
+        f"compute {f.number(p.compute_s)} s, "
         f"MPI {f.number(p.mpi_a_s)} s per rank on average). Predicted on B, {p.target_ref or p.target}: "
         f"{f.number(p.predicted_s)} s (band {f.number(p.low_s)} .. {f.number(p.high_s)} s), {f.ratio(factor)} "
         f"{'faster' if faster else 'slower'}.{_band_sentence(p)}"))

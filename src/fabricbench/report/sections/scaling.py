@@ -87,10 +87,22 @@ def series_table(sa: sc.SeriesAnalysis, threshold: float) -> Table:
     notes = []
     if any(p.n == 1 for p in s.points if p.mean is not None):
         notes.append("n = 1: a single value, no confidence interval.")
-    return Table(columns, rows, caption=series_caption(sa), notes=notes)
+    return without_empty_columns(Table(columns, rows, caption=series_caption(sa), notes=notes))
 
 
-def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
+def without_empty_columns(table: Table) -> Table:
+    """The table without the columns no row has a value in ('-' everywhere: one repetition has no spread)."""
+    cells = table.cells()
+    keep = [i for i in range(len(table.columns)) if not cells or any(row[i].text not in ("-", "") for row in cells)]
+    if len(keep) == len(table.columns):
+        return table
+    table.columns = [table.columns[i] for i in keep]
+    table.rows = [[row[i] for i in keep] for row in table.rows]
+    return table
+
+
+def comparison_table(analysis: sc.StudyAnalysis, tuning: Sequence[str] = ()) -> Optional[Table]:
+    """Relative performance of every compared pair; `tuning`: the tuning variables the runs differ in."""
     if not analysis.comparisons:
         return None
     axis = analysis.series[0].series.axis if analysis.series else "scale"
@@ -105,9 +117,10 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
         Column(f"B {metric}", unit or None),
         Column("B is x times faster"),
         Column("B % faster"),
-        Column("Time saved" if metric == "time" else "-"),
+        Column("Time saved"),
         Column("Significant", align="left"),
     ]
+    timed = metric == "time"  # time saved is a time's figure; a figure of merit has no such column
     rows = []
     for c in analysis.comparisons:
         group = ", ".join(f"{k}={v}" for k, v in c.group.items()) or "-"
@@ -123,17 +136,22 @@ def comparison_table(analysis: sc.StudyAnalysis) -> Optional[Table]:
                     fmt(p.b_mean),
                     Cell(ratio_text(p.ratio), style),
                     Cell(f.percent(p.percent_faster, signed=True), style),
-                    f.percent(p.time_saved),
+                    f.percent(p.time_saved) if timed else None,
                     Cell("no spread recorded", "muted") if p.significant is None else ("yes" if p.significant else Cell("no", "muted")),
                 ]
             )
     by = analysis.comparisons[0].compare_by
     caption = f"Relative performance by {by}" if by else "Relative performance against the first series"
+    if tuning:
+        caption += f"; the runs differ in {', '.join(tuning)}"
+    if not timed:
+        columns.remove(columns[8])
+        rows = [[c for i, c in enumerate(row) if i != 8] for row in rows]
     notes = [
         "x times faster = A/B for times, B/A for a figure of merit where higher is better; % faster = (x - 1) * 100.",
         "Significant: Welch's t-test at 5% when both points have repetitions.",
     ]
-    return Table(columns, rows, caption=caption, notes=notes)
+    return without_empty_columns(Table(columns, rows, caption=caption, notes=notes))
 
 
 def model_table(analysis: sc.StudyAnalysis) -> Table:
@@ -167,16 +185,50 @@ def model_table(analysis: sc.StudyAnalysis) -> Table:
         "i in {-1, -2/3, -1/2, -1/3, 0, 1/3, 1/2, 2/3, 1, 3/2, 2}, j in {0, 1, 2} and the constant "
         "by leave-one-out cross-validation over the means; needs 3 or more scales.",
     ]
-    return Table(columns, rows, caption="Scaling model and efficiency threshold", notes=notes)
+    return without_empty_columns(Table(columns, rows, caption="Scaling model and efficiency threshold", notes=notes))
 
 
-def scaling_tables(analysis: sc.StudyAnalysis) -> List[Table]:
+def scaling_tables(analysis: sc.StudyAnalysis, runs: Sequence[Any] = (), names: Sequence[str] = (),
+                   full: bool = True) -> List[Table]:
+    """Per series, the relative performance, the models; with the runs (store.Run) also the
+    configuration they disclose, the tuning variables they differ in marked (``full=False``: only
+    the items that differ, for an 80-column terminal)."""
+    from fabricbench.analysis.studies import tuning_differences
+
     tables = [series_table(sa, analysis.threshold) for sa in analysis.series]
-    comp = comparison_table(analysis)
+    comp = comparison_table(analysis, list(tuning_differences(runs)) if runs else ())
     if comp is not None:
         tables.append(comp)
     tables.append(model_table(analysis))
+    disclosed = disclosure_table(runs, names, full) if runs else None
+    if disclosed is not None:
+        tables.append(disclosed)
     return tables
+
+
+def disclosure_table(runs: Sequence[Any], names: Sequence[str], full: bool = True) -> Optional[Table]:
+    """Seed 003's full configuration disclosure: one row per item, one column per run; an item
+    whose value differs between the runs (a swept tuning variable, a link rate) is marked."""
+    from fabricbench.analysis.studies import disclosure
+
+    rows, same = [], 0
+    for item, values in disclosure(runs):
+        differs = len(set(values)) > 1
+        if not (differs or full):
+            same += 1
+            continue
+        rows.append([Cell(item + (" (differs)" if differs else ""), "warn" if differs else "")]
+                    + [Cell(v, "warn" if differs else "") for v in values])
+    if not rows:
+        return None if full else Table([Column("Configuration", align="left")], [[Cell("the same in every series")]],
+                                       caption="What differs between the series' configurations")
+    columns = [Column("Configuration", align="left")] + [Column(n, align="left") for n in names]
+    notes = ["tuning: every --mca and -x setting of the launch line and the MPI environment recorded."]
+    if same:
+        notes.append(f"{same} more items are the same in every series (the HTML or Markdown report lists them).")
+    caption = "The configuration of every series, as recorded with its run" if full else \
+        "What differs between the series' configurations"
+    return Table(columns, rows, caption=caption, notes=notes)
 
 
 def model_lines(analysis: sc.StudyAnalysis) -> List[str]:
@@ -236,9 +288,10 @@ INTRO = (
 )
 
 
-def scaling_section(analysis: sc.StudyAnalysis, plot_format: str = "svg", plots: bool = True) -> Section:
+def scaling_section(analysis: sc.StudyAnalysis, plot_format: str = "svg", plots: bool = True,
+                    runs: Sequence[Any] = (), names: Sequence[str] = ()) -> Section:
     section = Section("scaling", "Application scaling", intro=INTRO)
-    tables = scaling_tables(analysis)
+    tables = scaling_tables(analysis, runs, names)
     section.add(*tables[: len(analysis.series)])
     if plots and any(p.mean is not None for sa in analysis.series for p in sa.series.points):
         section.add(*figures(analysis, plot_format))
@@ -250,7 +303,8 @@ def scaling_section(analysis: sc.StudyAnalysis, plot_format: str = "svg", plots:
     return section
 
 
-def study_report(analysis: sc.StudyAnalysis, names: Sequence[str], plot_format: str = "svg", plots: bool = True):
+def study_report(analysis: sc.StudyAnalysis, names: Sequence[str], plot_format: str = "svg", plots: bool = True,
+                 runs: Sequence[Any] = ()):
     """A report holding only this study's section (what `fabricbench scaling-report` writes)."""
     import datetime as _dt
     from types import SimpleNamespace
@@ -263,7 +317,7 @@ def study_report(analysis: sc.StudyAnalysis, names: Sequence[str], plot_format: 
         generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         tool_version=__version__,
         runs=[SimpleNamespace(name=n) for n in names],
-        sections=[scaling_section(analysis, plot_format, plots=plots)],
+        sections=[scaling_section(analysis, plot_format, plots=plots, runs=runs, names=names)],
     )
 
 
@@ -290,4 +344,5 @@ def build(ctx):
         analysis = sc.analyse(series, baseline=baseline, threshold=threshold)
     except sc.ScalingAnalysisError as exc:
         return Section("scaling", "Application scaling").add(Notice(str(exc), "warning"))
-    return scaling_section(analysis, ctx.plot_format)
+    scaled = [lr for lr in ctx.runs if any(m.benchmark == sc.BENCHMARK for m in lr.measurements)]
+    return scaling_section(analysis, ctx.plot_format, runs=[lr.run for lr in scaled], names=[lr.name for lr in scaled])

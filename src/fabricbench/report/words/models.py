@@ -75,8 +75,11 @@ def _replicate_line(p: Prediction) -> List[str]:
     if b.get("profiles", 1) < 2:
         return []
     measured, predicted = b["profiles_measured_s"], b["profiles_predicted_s"]
+    own = b.get("this_profile") or {}
+    mine = (f"; profile run {p.profile_run} alone: {number(own['measured_s'])} s on A, {number(own['predicted_s'])} s "
+            "predicted" if own else "")
     return [f"the {b['profiles']} profiles of {p.application or 'the application'} took {number(min(measured))} .. "
-            f"{number(max(measured))} s on A and predict {number(median(predicted))} s on B (median)"]
+            f"{number(max(measured))} s on A and predict {number(median(predicted))} s on B (median){mine}"]
 
 
 def format_check(c: Dict[str, Any]) -> List[str]:
@@ -97,8 +100,10 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
     factor = p.speedup if faster else (1 / p.speedup if p.speedup > 0 else float("inf"))
     what = (f"{p.application}, profile run {p.profile_run}" if p.application else
             f"profile run {p.profile_run}" if p.profile_run else "the profile")
+    several = (p.band or {}).get("profiles", 1) > 1
     lines = [
-        f"{what}: measured {number(p.measured_s)} s on A, {p.source_ref or p.source} ({p.ranks} ranks; "
+        f"{what}: measured {number(p.measured_s)} s on A{' (median of its profiles)' if several else ''}, "
+        f"{p.source_ref or p.source} ({p.ranks} ranks; {'this profile: ' if several else ''}"
         f"compute {number(p.compute_s)} s, MPI {number(p.mpi_a_s)} s per rank on average)",
         f"predicted on {'B, ' + p.target_ref if p.target_ref else p.target}: {number(p.predicted_s)} s [band {number(p.low_s)} .. "
         f"{number(p.high_s)} s{_band_note(p)}]",
@@ -112,7 +117,7 @@ def format_prediction(p: Prediction, top: int = 5) -> List[str]:
                      f"network alone {number(f['network_s'])} s)")
     moved = [c for c in p.calls if abs(c.change_s) > 0][:top]
     if moved:
-        lines.append("calls that account for the change (seconds per rank, A -> B):")
+        lines.append(f"calls that account for the change (seconds per rank, A -> B{f', profile run {p.profile_run}' if several else ''}):")
         for c in moved:
             size = binary_size(c.bytes / c.count) if c.count and c.bytes else "0 B"
             lines.append(f"  {c.call:<16} {number(c.time_a_s):>9} -> {number(c.time_b_s):>9} ({signed(c.change_s)} s; "

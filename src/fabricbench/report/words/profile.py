@@ -141,14 +141,17 @@ def phase_lines(result: Dict[str, Any]) -> List[str]:
         return ["This profile has no time windows (they come from fabricbench's own profiler; mpiP and older "
                 "versions do not record them)."]
     n = len(result["phases"])
-    how = ("marked by the program's MPI_Pcontrol calls" if result["method"] == "pcontrol"
-           else "where the data-moving MPI calls change")
+    how = {"pcontrol": "marked by the program's MPI_Pcontrol calls",
+           "change points": "where the data-moving MPI calls change"}.get(
+        result["method"], f"one per {result['method'][:-1] if result['method'].endswith('s') else result['method']}")
     lines = [f"{n} phase{'s' if n != 1 else ''}, {how}",
              f"(time windows of {number(result['step'])} s, summed over ranks).",
              f"Calls: {RANKING}.",
              f"Waits: Barrier, Wait/Test, probes, communicator calls, collectives <= {SYNC_BYTES} B."]
     for ph in result["phases"]:
         label = f" after {ph['label']}" if ph["label"] and ph["label"] != "start" else ""
+        if result["method"] not in ("pcontrol", "change points"):
+            label = f", {ph['label']}"
         lines.append(f"Phase {ph['phase']}{label}: {_clock(ph['start'], result['step'])} s to "
                      f"{_clock(ph['end'], result['step'])} s, "
                      f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
