@@ -187,8 +187,8 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
     from the spread between each run's launches.
     """
     store = state.read(run_a)
-    result = compared(load_side(store, run_a), load_side(store, run_b), make_options(min_effect, alpha, correction),
-                      benchmark, no_history)
+    a, b = load_side(store, run_a), load_side(store, run_b)
+    result = compared(a, b, make_options(min_effect, alpha, correction), benchmark, no_history)
     if benchmark and not result.series and not result.mismatches:
         raise UsageError(f"neither run has benchmark '{benchmark}'")
     hpcc_pair = len(a) == len(b) == 1 and a[0].run.kind == b[0].run.kind == "hpcc"
