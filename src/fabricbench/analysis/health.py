@@ -37,6 +37,11 @@ The rules (thresholds are parameters, defaults in ``Thresholds``):
 - Absolute floor (optional, bandwidth, e.g. a share of the link's data rate from the
   fabric catalog): a fabric whose median is below it, and nodes below it that the relative
   rules did not catch (when most nodes are slow, slow is the median).
+- Link ceiling (optional, bandwidth: the run's known link, e.g. the lab's shaped rate): no
+  reference is above it (a burst cannot raise the bar), and with retests a node side at or
+  below HALF of it and below ``threshold`` x its reference is a suspect whatever the noise,
+  so the retest alone decides. A degraded node cannot hide behind a reference it dragged down, nor behind a
+  sweep so noisy that nothing passes the noise guard.
 
 Severity: ``critical`` below half the expectation (or the floor), ``warning`` otherwise,
 ``info`` for transient findings and notes. A report is healthy when no finding is
@@ -69,6 +74,7 @@ class Thresholds:
     z: float = 3.5  # and this many robust standard deviations away (noise guard)
     floor_MBps: Optional[float] = None  # absolute bandwidth floor, e.g. 50% of the link rate
     floor_note: str = ""  # where the floor comes from, for the evidence
+    ceiling_MBps: Optional[float] = None  # bandwidth: what one link carries at most (the run's known link)
     max_findings: int = 50  # link/asymmetry findings listed (the rest are counted)
 
     def for_metric(self, metric: str) -> float:
@@ -338,6 +344,11 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
     with np.errstate(invalid="ignore"):
         send_bad = (a.rows - a.ref) < lim
         recv_bad = (a.cols - a.ref) < lim
+        if retest is not None and not m.latency and th.ceiling_MBps:
+            # below its reference's threshold too: a fabric slow everywhere is the floor's question
+            below, cut = math.log(HALF * th.ceiling_MBps), math.log(t)
+            send_bad |= (a.rows <= below) & ((a.rows - a.ref) < cut)
+            recv_bad |= (a.cols <= below) & ((a.cols - a.ref) < cut)
     what = "median latency" if m.latency else "median bandwidth"
 
     def side_text(verb: str, role: str, median: float, cells: np.ndarray, ref: float) -> str:
@@ -594,6 +605,8 @@ def analyse_metric(values: np.ndarray, labels: Sequence[str], metric: str = "ban
     m = _Metric(metric, values, unit or ("us" if metric == "latency" else "MB/s"))
     rt = _Metric(metric, retest, m.unit).log if retest is not None else None
     a = _assess(m)
+    if not m.latency and thresholds.ceiling_MBps:
+        a.ref = np.minimum(a.ref, math.log(thresholds.ceiling_MBps))  # NaN stays NaN
     findings, send_bad, recv_bad = _node_findings(m, a, labels, thresholds, rt)
     pair_findings, omitted = _pair_findings(m, a, labels, thresholds, rt, send_bad | recv_bad)
     flagged = [f.nodes[0] for f in findings if f.kind == "node"]

@@ -48,6 +48,14 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
     return floor, f"{percent:g}% of {fabric.name}'s {fabric.data_rate_MBps:,.0f} MB/s"
 
 
+def link_ceiling(run: Any, hosts: Any) -> Optional[float]:
+    """MB/s one link of the run's known fabric carries at most per direction (the lab's shaped rate), or None."""
+    from fabricbench.analysis.peaks import run_ceiling
+
+    found = run_ceiling(run, hosts).ceiling
+    return found.limit_MBps if found is not None and found.limit_MBps > 0 else None
+
+
 def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thresholds: Thresholds = Thresholds(),
           size: Optional[int] = None, direction: Optional[str] = None,
           floor_percent: Optional[float] = None) -> HealthResult:
@@ -64,6 +72,8 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
             notes.append("--floor ignored: the run's fabric is unknown (tag it with fabric=KEY, e.g. fabric=edr)")
         else:
             thresholds = replace(thresholds, floor_MBps=found[0], floor_note=found[1])
+    if thresholds.ceiling_MBps is None:
+        thresholds = replace(thresholds, ceiling_MBps=link_ceiling(run, hosts))
     if run.status != "complete":
         notes.append(f"run {run.id} is {run.status}: pairs it did not reach are missing")
     report = analyse(data.labels, data.bandwidth, data.latency, thresholds=thresholds,
