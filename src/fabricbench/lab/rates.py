@@ -91,7 +91,7 @@ def tcp_goodput(rate_bps: float, mtu: int = 1500) -> float:
 
 
 # The lab's shaping (measured in docs/methods/lab.md): htb with rate = ceil, on veths whose GSO
-# super-packets carry at most GSO_S at the rate, and a bucket of one super-packet and one frame.
+# super-packets carry at most GSO_S at the rate, and a bucket of one frame.
 # A token bucket lets everything it saved while the link idled pass at memory speed: tbf's
 # usual 2 ms bucket made per-iteration bandwidth samples of 1-16 KiB windows read 4-10x the
 # line. htb sends a packet whenever its tokens are not negative and charges it afterwards, so
@@ -109,5 +109,6 @@ def gso_max_bytes(rate_bps: float, mtu: int = 1500) -> int:
 
 
 def bucket_bytes(rate_bps: float, mtu: int = 1500) -> int:
-    """htb burst (= cburst): one super-packet and one frame."""
-    return gso_max_bytes(rate_bps, mtu) + mtu + ETHERNET_HEADER
+    """htb burst (= cburst): one frame. htb still sends a whole super-packet on it (its tokens go
+    negative), so the most that passes at once is one super-packet and one frame."""
+    return mtu + ETHERNET_HEADER
