@@ -1,14 +1,15 @@
 """`fabricbench health --launcher lab` on emulated clusters (marker `lab`): the right culprit, and no false alarms.
 
-Each test brings up its own uniquely named 8-node lab (1gbit links, shaped with tbf) and
+Each test brings up its own uniquely named 8-node lab (1gbit links, shaped with htb) and
 always tears it down. One node degraded to 500mbit must be flagged - that node and
 nothing else; a healthy lab must give no flags in 10 consecutive runs. The machine is
 shared and loaded, so the check's own defences are what is tested here: medians over
 repetitions, robust (MAD) noise estimates, and retesting suspicious pairs alone.
 
 Sizing: 1 MiB messages in windows of 4 (4 MiB per timed window, 35 ms at 1gbit): long
-against tbf's 2 ms bucket (a rested link passes one bucketful at memory speed) and
-against scheduling hiccups, short enough that one check of 8 nodes takes seconds.
+against scheduling hiccups of a loaded host, short enough that one check of 8 nodes takes
+seconds. The lab's links pass no burst above the line (lab/rates.py), and the check knows
+their ceiling, so the degraded node is a suspect in every sweep and the retest decides.
 Figures and false-positive counts are printed (-s) and kept as junit properties.
 """
 from __future__ import annotations

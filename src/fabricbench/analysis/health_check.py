@@ -49,9 +49,14 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
 
 
 def link_ceiling(run: Any, hosts: Any) -> Optional[float]:
-    """MB/s one link of the run's known fabric carries at most per direction (the lab's shaped rate), or None."""
-    from fabricbench.analysis.peaks import run_ceiling
+    """MB/s one healthy link carries at most per direction, or None when unknown: a lab's nominal
+    link rate (not its degraded nodes', which are what the check looks for), else the run's ceiling
+    (its fabric from the catalog, or the NIC's PCIe link)."""
+    from fabricbench.analysis.peaks import lab_fabric, run_ceiling
 
+    lab = (run.provenance or {}).get("lab") if isinstance(run.provenance, dict) else None
+    if isinstance(lab, dict) and isinstance(lab.get("link_bps"), (int, float)) and lab["link_bps"] > 0:
+        return lab_fabric(float(lab["link_bps"])).data_rate_MBps
     found = run_ceiling(run, hosts).ceiling
     return found.limit_MBps if found is not None and found.limit_MBps > 0 else None
 
