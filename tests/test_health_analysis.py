@@ -378,3 +378,16 @@ def test_link_ceiling_of_a_lab_run_is_its_nominal_link_not_the_degraded_node():
            "nodes": {"x-n1": {"rate_bps": 1e9, "switch": "x-sw1"}, "x-n3": {"rate_bps": 250e6, "switch": "x-sw1"}}}
     run = SimpleNamespace(provenance={"lab": lab}, tags={}, id=1)
     assert link_ceiling(run, []) == pytest.approx(125.0)
+
+
+def test_latency_on_a_busy_host_is_not_judged():
+    from fabricbench.analysis.health import set_aside_busy_latency
+
+    lat = latency(8, slow={3: 5.0})  # n4's round trips 5x the others'
+    report = analyse(labels(8), latency=lat)
+    assert [f.nodes for f in report.findings if f.problem] == [["n4"]]
+    # load 30 on 2 CPUs with 4 ranks: contention alone moves a round trip up to 289x
+    assert set_aside_busy_latency(report, 289.0, "load 30 on 2 CPUs with 4 ranks") == 1
+    assert report.healthy and "too busy to judge latency" in report.findings[0].evidence
+    # on a quiet host (factor 1) the same finding stands
+    assert set_aside_busy_latency(analyse(labels(8), latency=lat), 1.0, "quiet") == 0

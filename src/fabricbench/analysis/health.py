@@ -660,6 +660,22 @@ def _explain_by_bad_nodes(findings: List[Finding]) -> None:
             f.evidence += f"; explained by node {ends[0]}, slow in {bad[ends[0]]}"
 
 
+def set_aside_busy_latency(report: HealthReport, factor: float, why: str) -> int:
+    """Latency findings within `factor` (how far the host's CPU contention alone can move the
+    latency of two ranks, ``host_state.HostLoad.factor``) become information: on a host that busy
+    an 8-byte round trip times the scheduler, not the link. Bandwidth findings stay (retests and
+    the link ceiling judge them). Returns how many were set aside."""
+    count = 0
+    for f in report.findings:
+        if f.metric != "latency" or not f.problem or not f.ratio or 1.0 / f.ratio > factor:
+            continue
+        f.values["was"] = f.severity
+        f.severity = "info"
+        f.evidence += f"; the host was too busy to judge latency ({why}: contention alone moves it up to {factor:.0f}x)"
+        count += 1
+    return count
+
+
 def verdict_line(report: HealthReport) -> str:
     """One line: HEALTHY or PROBLEMS, what is wrong, the scale of the check."""
     bw = report.summaries.get("bandwidth")
