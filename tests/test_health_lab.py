@@ -24,6 +24,7 @@ import pytest
 pytestmark = [pytest.mark.lab, pytest.mark.mpi]
 
 from fabricbench.lab import lab_session
+from fabricbench.lab.rates import parse_rate, tcp_goodput
 
 NODES = 8
 LINK = "1gbit"
@@ -81,7 +82,11 @@ def test_degraded_node_is_flagged_and_nothing_else(lab_ready, cli, monkeypatch, 
     assert [(f["kind"], f["nodes"], f["metric"]) for f in problems] == [("node", [bad], "bandwidth")], \
         [f["evidence"] for f in problems]
     assert problems[0]["side"] == "both" and problems[0]["retest"] == "confirmed"
-    assert 0.35 < share < 0.65  # 500mbit of 1gbit
+    # Its own link bounds it (no burst passes above the line); how far below the others it reads
+    # depends on how busy the host keeps them (35-66% of the median at load 2-20), not asserted.
+    slow = tcp_goodput(parse_rate(DEGRADED)) / 1e6
+    assert max(bw["send"][bad], bw["receive"][bad]) <= 1.03 * slow, (bw["send"][bad], bw["receive"][bad], slow)
+    assert share < 0.75
     assert data["verdict"].startswith(f"PROBLEMS: 1 bad node ({bad})")
 
 
