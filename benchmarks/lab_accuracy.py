@@ -7,7 +7,7 @@ with the link's TCP goodput
 
     goodput = rate / 8 * (MTU - 20 - 20 - 12) / (MTU + 14)    (MTU 1500: 0.9564 x rate/8)
 
-(what tbf counts on a veth is the Ethernet header plus the IP packet; see
+(what the shaper counts on a veth is the Ethernet header plus the IP packet; see
 src/fabricbench/lab/README.md). The goal is a ratio within 1.00 +- 0.05. Other
 processes on the machine only ever lower bandwidth, so the best repeat is the fairest
 figure; the median and spread are printed too. Also prints the 8-byte latency between

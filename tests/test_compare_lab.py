@@ -89,9 +89,12 @@ def test_lab_runs_are_measured_against_their_shaped_rate(lab_runs):
         c = run_ceiling(rd.run, rd.hosts).ceiling
         assert c.limit_MBps == rate and c.fabric.family == "lab"
         top = max(m.median for m in rd.measurements)
-        assert 0.8 * rate < top <= rate, (label, top)  # TCP over tbf reaches ~96% of the shaped rate
-        # The figures of record stay under the shaped rate; single iterations can pass a burst of the
-        # lab's token bucket above it, and lint rightly names those (the worst is a sample, never the figure).
+        # Physics: never above the shaped rate. TCP through the lab reaches ~96% of it on a quiet host,
+        # 67-73% at load 20 on 2 cores (CPU-bound, tbf and htb alike): the floor only tells a link
+        # from a broken lab, not the load.
+        assert 0.4 * rate < top <= rate, (label, top)
+        # The figures of record stay under the shaped rate; should a single iteration on a busy host
+        # still read above it, lint names it (the worst is a sample, never the figure).
         for f in lint([rd]).findings:
             if f.rule == "peak":
                 assert re.search(r"worst: (max|p99|p\d+)", f.what), f.what

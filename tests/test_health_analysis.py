@@ -347,3 +347,47 @@ def test_matrices_from_mpigraph_shaped_records_and_shared_hosts():
     assert any("share a host" in n for n in d.notes)
     with pytest.raises(NoAllPairsData):
         allpairs_from_measurements([Measurement("bw", {"size": 1}, "bandwidth", "MB/s", value=1.0)])
+
+
+def test_link_ceiling_makes_a_slow_node_a_suspect_in_a_noisy_sweep():
+    # 4 nodes, exchange-like crowding: the healthy cells spread 45-100 MB/s, n3 reads 0.6 of the others
+    # (a 250mbit node of a 1gbit lab among busy senders). The noise guard hides it; the lab's ceiling
+    # (125 MB/s: n3 is below half of it) makes it a suspect, and the retest alone confirms it.
+    rng = np.random.default_rng(3)
+    m = 70.0 * np.exp(rng.normal(0.0, 0.3, (4, 4)))
+    m[2, :], m[:, 2] = 42.0, 44.0
+    np.fill_diagonal(m, np.nan)
+    alone = np.full((4, 4), np.nan)
+    alone[2, [0, 1, 3]] = alone[[0, 1, 3], 2] = 28.5
+    noisy = analyse(labels(4), m, retest_bandwidth=alone)
+    assert not [f for f in noisy.findings if f.kind == "node"], [f.evidence for f in noisy.findings]
+    th = Thresholds(ceiling_MBps=125.0)
+    f = only_problem(analyse(labels(4), m, retest_bandwidth=alone, thresholds=th))
+    assert (f.kind, f.nodes, f.retest) == ("node", ["n3"], "confirmed")
+    # the same sweep alone at the others' rate is a busy moment, not a fault
+    alone[2, [0, 1, 3]] = alone[[0, 1, 3], 2] = 70.0
+    assert analyse(labels(4), m, retest_bandwidth=alone, thresholds=th).healthy
+
+
+def test_link_ceiling_of_a_lab_run_is_its_nominal_link_not_the_degraded_node():
+    from types import SimpleNamespace
+
+    from fabricbench.analysis.health_check import link_ceiling
+
+    lab = {"name": "x", "link": "1gbit", "link_bps": 1e9, "mtu": 1500,
+           "nodes": {"x-n1": {"rate_bps": 1e9, "switch": "x-sw1"}, "x-n3": {"rate_bps": 250e6, "switch": "x-sw1"}}}
+    run = SimpleNamespace(provenance={"lab": lab}, tags={}, id=1)
+    assert link_ceiling(run, []) == pytest.approx(125.0)
+
+
+def test_latency_on_a_busy_host_is_not_judged():
+    from fabricbench.analysis.health import set_aside_busy_latency
+
+    lat = latency(8, slow={3: 5.0})  # n4's round trips 5x the others'
+    report = analyse(labels(8), latency=lat)
+    assert [f.nodes for f in report.findings if f.problem] == [["n4"]]
+    # load 30 on 2 CPUs with 4 ranks: contention alone moves a round trip up to 289x
+    assert set_aside_busy_latency(report, 289.0, "load 30 on 2 CPUs with 4 ranks") == 1
+    assert report.healthy and "too busy to judge latency" in report.findings[0].evidence
+    # on a quiet host (factor 1) the same finding stands
+    assert set_aside_busy_latency(analyse(labels(8), latency=lat), 1.0, "quiet") == 0

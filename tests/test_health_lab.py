@@ -1,14 +1,15 @@
 """`fabricbench health --launcher lab` on emulated clusters (marker `lab`): the right culprit, and no false alarms.
 
-Each test brings up its own uniquely named 8-node lab (1gbit links, shaped with tbf) and
+Each test brings up its own uniquely named 8-node lab (1gbit links, shaped with htb) and
 always tears it down. One node degraded to 500mbit must be flagged - that node and
 nothing else; a healthy lab must give no flags in 10 consecutive runs. The machine is
 shared and loaded, so the check's own defences are what is tested here: medians over
 repetitions, robust (MAD) noise estimates, and retesting suspicious pairs alone.
 
 Sizing: 1 MiB messages in windows of 4 (4 MiB per timed window, 35 ms at 1gbit): long
-against tbf's 2 ms bucket (a rested link passes one bucketful at memory speed) and
-against scheduling hiccups, short enough that one check of 8 nodes takes seconds.
+against scheduling hiccups of a loaded host, short enough that one check of 8 nodes takes
+seconds. The lab's links pass no burst above the line (lab/rates.py), and the check knows
+their ceiling, so the degraded node is a suspect in every sweep and the retest decides.
 Figures and false-positive counts are printed (-s) and kept as junit properties.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 pytestmark = [pytest.mark.lab, pytest.mark.mpi]
 
 from fabricbench.lab import lab_session
+from fabricbench.lab.rates import parse_rate, tcp_goodput
 
 NODES = 8
 LINK = "1gbit"
@@ -80,7 +82,11 @@ def test_degraded_node_is_flagged_and_nothing_else(lab_ready, cli, monkeypatch, 
     assert [(f["kind"], f["nodes"], f["metric"]) for f in problems] == [("node", [bad], "bandwidth")], \
         [f["evidence"] for f in problems]
     assert problems[0]["side"] == "both" and problems[0]["retest"] == "confirmed"
-    assert 0.35 < share < 0.65  # 500mbit of 1gbit
+    # Its own link bounds it (no burst passes above the line); how far below the others it reads
+    # depends on how busy the host keeps them (35-66% of the median at load 2-20), not asserted.
+    slow = tcp_goodput(parse_rate(DEGRADED)) / 1e6
+    assert max(bw["send"][bad], bw["receive"][bad]) <= 1.03 * slow, (bw["send"][bad], bw["receive"][bad], slow)
+    assert share < 0.75
     assert data["verdict"].startswith(f"PROBLEMS: 1 bad node ({bad})")
 
 

@@ -45,8 +45,8 @@ def test_rates_read_like_tc():
             parse_rate(bad)
 
 
-def test_goodput_formula_is_payload_over_what_tbf_counts():
-    # tbf on a veth counts Ethernet header + IP packet (MTU + 14); payload is MTU - 20 - 20 - 12.
+def test_goodput_formula_is_payload_over_what_the_shaper_counts():
+    # htb (like tbf) on a veth counts Ethernet header + IP packet (MTU + 14); payload is MTU - 20 - 20 - 12.
     assert tcp_payload_share(1500) == pytest.approx(1448 / 1514)
     assert tcp_goodput(1e9) == pytest.approx(119.55e6, rel=1e-4)
     assert tcp_goodput(200e6) == pytest.approx(23.91e6, rel=1e-3)
@@ -317,11 +317,11 @@ def test_a_failed_build_leaves_nothing_behind(netns_ok, monkeypatch):
     calls = []
     real_shape = lab_core._shape
 
-    def failing_shape(ns, dev, rate):
+    def failing_shape(ns, dev, rate, mtu):
         calls.append(dev)
         if len(calls) == 3:
             raise LabError("injected: tc failed")
-        real_shape(ns, dev, rate)
+        real_shape(ns, dev, rate, mtu)
 
     monkeypatch.setattr(lab_core, "_shape", failing_shape)
     try:
@@ -543,3 +543,12 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
         assert f"{fmt.binary_size(m.params['size'])} (" in shown, (m.params["size"], shown)
     assert ("! above the 125.0 MB/s" in shown) == bool(over), shown
     assert ("! bw:" in summary) == bool(over), summary
+
+
+def test_shaping_bursts_at_most_one_small_super_packet():
+    # The most that leaves at once is one GSO packet and one frame: 0.125 ms at the rate, 16 KiB at most.
+    from fabricbench.lab.rates import bucket_bytes, gso_max_bytes
+
+    assert gso_max_bytes(1e9) == 15625 and gso_max_bytes(10e9) == 16384
+    assert gso_max_bytes(500e6) == 7812 and gso_max_bytes(100e6) == 1562 and gso_max_bytes(50e6) == 1514 and gso_max_bytes(1e9, mtu=9000) == 15625
+    assert bucket_bytes(1e9) == bucket_bytes(50e6) == 1514 and bucket_bytes(1e9, mtu=9000) == 9014

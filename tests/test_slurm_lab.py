@@ -104,12 +104,13 @@ def test_run_through_srun_reaches_four_hosts_at_the_link_rate(slurm_lab):
 def test_health_through_srun_names_the_degraded_node(slurm_lab):
     out = fb(slurm_lab, "health", "--launcher", "srun", "--np", str(NODES), "--size", "1M", "--window", "4",
              "--repetitions", "3", "--json", check=False)
-    assert out.returncode == 1, out.stderr[-2000:]
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
     data = json.loads(out.stdout)
-    flagged = {f["node"] for f in data["findings"] if f.get("node")} if "findings" in data else set()
-    text = json.dumps(data)
-    assert f"{slurm_lab['name']}-n3" in text
-    assert not flagged - {f"{slurm_lab['name']}-n3"}, flagged
+    bad = f"{slurm_lab['name']}-n3"
+    named = {n for f in data["findings"] if f["severity"] != "info" for n in f["nodes"]}
+    # 250mbit of 1gbit: the link's ceiling makes it a suspect however noisy the sweep, the retest confirms it
+    assert named == {bad}, [f["evidence"] for f in data["findings"]]
+    assert data["verdict"].startswith(f"PROBLEMS: 1 bad node ({bad})"), data["verdict"]
 
 
 def test_profile_and_app_run_through_srun(slurm_lab):

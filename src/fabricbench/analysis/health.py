@@ -37,6 +37,11 @@ The rules (thresholds are parameters, defaults in ``Thresholds``):
 - Absolute floor (optional, bandwidth, e.g. a share of the link's data rate from the
   fabric catalog): a fabric whose median is below it, and nodes below it that the relative
   rules did not catch (when most nodes are slow, slow is the median).
+- Link ceiling (optional, bandwidth: the run's known link, e.g. the lab's shaped rate): no
+  reference is above it (a burst cannot raise the bar), and with retests a node side at or
+  below HALF of it and below ``threshold`` x its reference is a suspect whatever the noise,
+  so the retest alone decides. A degraded node cannot hide behind a reference it dragged down, nor behind a
+  sweep so noisy that nothing passes the noise guard.
 
 Severity: ``critical`` below half the expectation (or the floor), ``warning`` otherwise,
 ``info`` for transient findings and notes. A report is healthy when no finding is
@@ -70,6 +75,7 @@ class Thresholds:
     z: float = 3.5  # and this many robust standard deviations away (noise guard)
     floor_MBps: Optional[float] = None  # absolute bandwidth floor, e.g. 50% of the link rate
     floor_note: str = ""  # where the floor comes from, for the evidence
+    ceiling_MBps: Optional[float] = None  # bandwidth: what one link carries at most (the run's known link)
     max_findings: int = 50  # link/asymmetry findings listed (the rest are counted)
 
     def for_metric(self, metric: str) -> float:
@@ -339,6 +345,11 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
     with np.errstate(invalid="ignore"):
         send_bad = (a.rows - a.ref) < lim
         recv_bad = (a.cols - a.ref) < lim
+        if retest is not None and not m.latency and th.ceiling_MBps:
+            # below its reference's threshold too: a fabric slow everywhere is the floor's question
+            below, cut = math.log(HALF * th.ceiling_MBps), math.log(t)
+            send_bad |= (a.rows <= below) & ((a.rows - a.ref) < cut)
+            recv_bad |= (a.cols <= below) & ((a.cols - a.ref) < cut)
     what = "median latency" if m.latency else "median bandwidth"
 
     def side_text(verb: str, role: str, median: float, cells: np.ndarray, ref: float) -> str:
@@ -391,10 +402,26 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
         if retest is not None:
             alone = np.concatenate(logs_alone)
             alone = alone[np.isfinite(alone)]
-            rr = float(math.exp(np.median(alone) - a.ref[i])) if alone.size else None
+            base = max(a.ref[i], _alone_reference(retest, i, th if not m.latency else None))
+            rr = float(math.exp(np.median(alone) - base)) if alone.size else None
             _apply_retest(finding, rr, t, m, count=int(alone.size), against="the other nodes' median")
         out.append(finding)
     return out, send_bad, recv_bad
+
+
+def _alone_reference(retest: np.ndarray, i: int, th: Optional[Thresholds]) -> float:
+    """What the other nodes' pairs carried when measured alone too (log; -inf when fewer than 2):
+    a suspect's pairs alone are held against pairs alone, not against a crowded sweep, where a
+    busy host holds every pair below what one pair alone gets (a 500mbit node of 8 at load 20:
+    43 MB/s in the sweep against 65, 57 alone, the others' pairs alone 90-100)."""
+    keep = np.ones(retest.shape[0], dtype=bool)
+    keep[i] = False
+    cells = retest[np.ix_(keep, keep)]
+    cells = cells[np.isfinite(cells)]
+    if cells.size < 2:
+        return -math.inf
+    ref = float(np.median(cells))
+    return min(ref, math.log(th.ceiling_MBps)) if th is not None and th.ceiling_MBps else ref
 
 
 def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, m: _Metric, count: int,
@@ -595,6 +622,8 @@ def analyse_metric(values: np.ndarray, labels: Sequence[str], metric: str = "ban
     m = _Metric(metric, values, unit or ("us" if metric == "latency" else "MB/s"))
     rt = _Metric(metric, retest, m.unit).log if retest is not None else None
     a = _assess(m)
+    if not m.latency and thresholds.ceiling_MBps:
+        a.ref = np.minimum(a.ref, math.log(thresholds.ceiling_MBps))  # NaN stays NaN
     findings, send_bad, recv_bad = _node_findings(m, a, labels, thresholds, rt)
     pair_findings, omitted = _pair_findings(m, a, labels, thresholds, rt, send_bad | recv_bad)
     flagged = [f.nodes[0] for f in findings if f.kind == "node"]
@@ -646,6 +675,22 @@ def _explain_by_bad_nodes(findings: List[Finding]) -> None:
             f.values["was"] = f.severity
             f.severity = "info"
             f.evidence += f"; explained by node {ends[0]}, slow in {bad[ends[0]]}"
+
+
+def set_aside_busy_latency(report: HealthReport, factor: float, why: str) -> int:
+    """Latency findings within `factor` (how far the host's CPU contention alone can move the
+    latency of two ranks, ``host_state.HostLoad.factor``) become information: on a host that busy
+    an 8-byte round trip times the scheduler, not the link. Bandwidth findings stay (retests and
+    the link ceiling judge them). Returns how many were set aside."""
+    count = 0
+    for f in report.findings:
+        if f.metric != "latency" or not f.problem or not f.ratio or 1.0 / f.ratio > factor:
+            continue
+        f.values["was"] = f.severity
+        f.severity = "info"
+        f.evidence += f"; the host was too busy to judge latency ({why}: contention alone moves it up to {factor:.0f}x)"
+        count += 1
+    return count
 
 
 def verdict_line(report: HealthReport) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from fabricbench.analysis.health import HealthReport, Thresholds, analyse
+from fabricbench.analysis.health import HealthReport, Thresholds, analyse, set_aside_busy_latency
+from fabricbench.report.format import number
 from fabricbench.analysis.health_data import AllPairs, NoAllPairsData, allpairs_from_measurements
 from fabricbench import numbers
 
@@ -49,6 +50,19 @@ def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
     return floor, f"{numbers.short(percent)}% of {fabric.name}'s {numbers.grouped(fabric.data_rate_MBps)} MB/s"
 
 
+def link_ceiling(run: Any, hosts: Any) -> Optional[float]:
+    """MB/s one healthy link carries at most per direction, or None when unknown: a lab's nominal
+    link rate (not its degraded nodes', which are what the check looks for), else the run's ceiling
+    (its fabric from the catalog, or the NIC's PCIe link)."""
+    from fabricbench.analysis.peaks import lab_fabric, run_ceiling
+
+    lab = (run.provenance or {}).get("lab") if isinstance(run.provenance, dict) else None
+    if isinstance(lab, dict) and isinstance(lab.get("link_bps"), (int, float)) and lab["link_bps"] > 0:
+        return lab_fabric(float(lab["link_bps"])).data_rate_MBps
+    found = run_ceiling(run, hosts).ceiling
+    return found.limit_MBps if found is not None and found.limit_MBps > 0 else None
+
+
 def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thresholds: Thresholds = Thresholds(),
           size: Optional[int] = None, direction: Optional[str] = None,
           floor_percent: Optional[float] = None) -> HealthResult:
@@ -65,8 +79,32 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
             notes.append("--floor ignored: the run's fabric is unknown (tag it with fabric=KEY, e.g. fabric=edr)")
         else:
             thresholds = replace(thresholds, floor_MBps=found[0], floor_note=found[1])
+    if thresholds.ceiling_MBps is None:
+        thresholds = replace(thresholds, ceiling_MBps=link_ceiling(run, hosts))
     if run.status != "complete":
         notes.append(f"run {run.id} is {run.status}: pairs it did not reach are missing")
     report = analyse(data.labels, data.bandwidth, data.latency, thresholds=thresholds,
                      retest_bandwidth=data.retest_bandwidth, retest_latency=data.retest_latency)
+    busy = busy_host(run)
+    if busy is not None:
+        why = f"load {number(busy.load)} on {busy.cpus} CPUs with {busy.ranks} ranks"
+        if set_aside_busy_latency(report, busy.factor, why):
+            notes.append(f"latency findings not judged: {why}")
     return HealthResult(run, data, report, thresholds, notes)
+
+
+def busy_host(run: Any) -> Optional[Any]:
+    """HostLoad when the run's ranks shared an oversubscribed host (a lab run, also through the lab's
+    Slurm): load over half the CPUs and more runnable work than CPUs; else None."""
+    from fabricbench.analysis.host_state import HostLoad, host_load
+
+    prov = run.provenance if isinstance(run.provenance, dict) else {}
+    load = host_load("", run)
+    if load is None and isinstance(prov.get("lab"), dict) and isinstance(prov.get("ranks"), int):
+        facts = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
+        avg, cpus = facts.get("runnable_others", facts.get("loadavg_1m")), facts.get("cpus")
+        if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0:
+            load = HostLoad("", run.id, float(avg), cpus, prov["ranks"])
+    if load is None or load.share >= 1.0 or load.load <= 0.5 * load.cpus:
+        return None
+    return load

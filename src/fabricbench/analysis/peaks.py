@@ -189,7 +189,7 @@ _LAB_UNITS = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
 
 def lab_fabric(rate_bps: float, how: str = "") -> Fabric:
-    """A lab link shaped (tc tbf) to rate_bps bits/s, as a catalog-like entry."""
+    """A lab link shaped (tc htb) to rate_bps bits/s, as a catalog-like entry."""
     gbps = rate_bps / 1e9
     label = f"{numbers.short(gbps)} Gb/s" if rate_bps >= 1e9 else f"{numbers.short(rate_bps / 1e6)} Mb/s"
     return Fabric(key=f"lab-{_rate_key(rate_bps)}", name=f"lab link shaped to {label}", family="lab", lanes=1,
@@ -365,7 +365,7 @@ def lab_shape_fabric(provenance: Any) -> Optional[Fabric]:
         rates.append(lab["uplink_bps"])
     if not rates:
         return None
-    return lab_fabric(float(min(rates)), f"lab '{lab.get('name', '?')}': links shaped with tc tbf (recorded with the run)")
+    return lab_fabric(float(min(rates)), f"lab '{lab.get('name', '?')}': links shaped with tc htb (recorded with the run)")
 
 
 def _positive(v: Any) -> bool:

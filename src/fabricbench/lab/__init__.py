@@ -1,5 +1,5 @@
 """The lab: an emulated cluster on one machine, made of network namespaces, veth links
-shaped with tbf, and Linux bridges as switches; MPI launches across it through an rsh
+shaped with htb, and Linux bridges as switches; MPI launches across it through an rsh
 agent that enters the namespaces (see fabricbench.launch.lab).
 
     from fabricbench.lab import LabSpec, Lab, current_lab, lab_session

@@ -6,8 +6,10 @@ and the switches are joined by NAME-up, shaped at the uplink rate):
     [NAME-n1: NAME-eth0 10.213.0.1] ==veth== [NAME-sw1: NAME-p1 -- bridge NAME-br]
     [NAME-n2: NAME-eth0 10.213.0.2] ==veth== [NAME-sw1: NAME-p2 -- bridge NAME-br]
 
-Every veth is shaped in both directions with tbf on the egress of each end (the node
-side shapes what the node sends, the switch port what it receives). The switches are
+Every veth is shaped in both directions with htb on the egress of each end (the node
+side shapes what the node sends, the switch port what it receives): rate = ceil, GSO
+packets of at most 0.125 ms at the rate and a bucket of one frame, so no window of messages
+passes faster than the line (lab.rates says why; docs/methods/lab.md has the figures). The switches are
 namespaces too and have no addresses, so nothing of the lab touches the host's own
 interfaces or routes, and no lab address is reachable from (or routed to) anywhere
 but the lab's own namespaces.
@@ -30,7 +32,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.lab import agent, slurm, system
 from fabricbench.lab.errors import LabError
-from fabricbench.lab.rates import format_rate, parse_rate, tbf_burst_bytes, tbf_limit_bytes, tcp_goodput
+from fabricbench.lab.rates import bucket_bytes, format_rate, gso_max_bytes, parse_rate, tcp_goodput
 from fabricbench.lab.spec import (
     LabSpec,
     bridge_ifname,
@@ -203,15 +205,15 @@ class Lab:
             rate = self.spec.uplink_bps() or self.spec.link_bps()
             for sw in (sw1, sw2):
                 _ip(sw, "link", "set", up_if, "mtu", str(self.spec.mtu), "master", bridge_ifname(self.name), "up")
-                _shape(sw, up_if, rate)
+                _shape(sw, up_if, rate, self.spec.mtu)
         for n in self.nodes:
             _make_namespace(n.name)
             system.run(["ip", "link", "add", n.interface, "netns", n.name, "type", "veth", "peer", "name", n.port, "netns", n.switch])
             _ip(n.switch, "link", "set", n.port, "mtu", str(self.spec.mtu), "master", bridge_ifname(self.name), "up")
             _ip(n.name, "link", "set", n.interface, "mtu", str(self.spec.mtu), "up")
             _ip(n.name, "addr", "add", f"{n.address}/{self.spec.network().prefixlen}", "dev", n.interface)
-            _shape(n.name, n.interface, n.rate_bps)
-            _shape(n.switch, n.port, n.rate_bps)
+            _shape(n.name, n.interface, n.rate_bps, self.spec.mtu)
+            _shape(n.switch, n.port, n.rate_bps, self.spec.mtu)
 
     def _write_files(self) -> None:
         try:
@@ -518,25 +520,29 @@ def _ip(ns: str, *args: str) -> None:
     system.run(["ip", "-n", ns, *args])
 
 
-def _shape(ns: str, dev: str, rate_bps: int) -> None:
-    """tbf on the egress of `dev` in `ns`: rate, a bucket one TCP stream can fill, a queue behind it."""
-    system.run(
-        ["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf",
-         "rate", f"{rate_bps}bit", "burst", str(tbf_burst_bytes(rate_bps)), "limit", str(tbf_limit_bytes(rate_bps))]
-    )
+def _shape(ns: str, dev: str, rate_bps: int, mtu: int) -> None:
+    """htb on the egress of `dev` in `ns`: one class at rate = ceil with a small bucket, small GSO packets."""
+    system.run(["ip", "-n", ns, "link", "set", "dev", dev, "gso_max_size", str(gso_max_bytes(rate_bps, mtu))])
+    burst = str(bucket_bytes(rate_bps, mtu))
+    # r2q only silences htb's quantum warning; with one class the quantum never matters.
+    system.run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", "1",
+                "r2q", "100000"])
+    system.run(["tc", "-n", ns, "class", "replace", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+                "rate", f"{rate_bps}bit", "ceil", f"{rate_bps}bit", "burst", burst, "cburst", burst])
 
 
 def _qdisc_rate(ns: str, dev: str) -> Optional[str]:
-    done = system.run(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev], check=False)
+    """The rate `dev` in `ns` is shaped at ("1gbit"), or None when it is not shaped as the lab shapes."""
+    done = system.run(["tc", "-n", ns, "class", "show", "dev", dev, "classid", "1:1"], check=False)
     if done.returncode != 0:
         return None
-    try:
-        for q in json.loads(done.stdout or "[]"):
-            if q.get("kind") == "tbf" and q.get("root"):
-                return format_rate(int(q["options"]["rate"]) * 8)
-    except (ValueError, KeyError, TypeError):
+    words = (done.stdout or "").split()
+    if words[:2] != ["class", "htb"] or "rate" not in words:
         return None
-    return None
+    try:
+        return format_rate(parse_rate(words[words.index("rate") + 1]))
+    except (LabError, IndexError):
+        return None
 
 
 def _atomic_write(path: Path, text: str) -> None:

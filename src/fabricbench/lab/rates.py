@@ -1,4 +1,4 @@
-"""Link rates in tc syntax, and the TCP goodput a token-bucket-shaped lab link can carry.
+"""Link rates in tc syntax, and the TCP goodput a token-bucket-shaped (htb) lab link can carry.
 
 Rates follow tc(8): a bare number or ``bit``/``kbit``/``mbit``/``gbit``/``tbit`` are
 bits per second (decimal; ``kibit`` ... binary), and ``bps``/``kbps``/``mbps``/...
@@ -35,9 +35,9 @@ _RATE_UNITS = {
 _RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*)\s*$")
 
 MIN_RATE_BPS = 1e5  # 100 kbit/s: below this an MPI job mostly waits on timeouts
-MAX_RATE_BPS = 1e12  # tbf's 64-bit rate goes far above; veth cannot
+MAX_RATE_BPS = 1e12  # htb's 64-bit rate goes far above; veth cannot
 
-# Header bytes of a full-sized TCP segment, and what tbf counts on a veth.
+# Header bytes of a full-sized TCP segment, and what the qdisc counts on a veth.
 IPV4_HEADER = 20
 TCP_HEADER = 20
 TCP_TIMESTAMP_OPTION = 12  # Linux negotiates timestamps by default: 10 bytes + 2 of padding
@@ -69,9 +69,9 @@ def format_rate(bps: float) -> str:
 
 
 def tcp_payload_share(mtu: int = 1500) -> float:
-    """The share of the bytes tbf counts that is TCP payload, for full-sized segments.
+    """The share of the bytes the qdisc counts that is TCP payload, for full-sized segments.
 
-    tbf on a veth charges each packet its skb length: the Ethernet header plus the IP
+    htb (like tbf) on a veth charges each packet its skb length: the Ethernet header plus the IP
     packet (MTU bytes), with no FCS, preamble or inter-frame gap, which exist only on a
     wire. For GSO super-packets the kernel charges the headers of every segment
     (qdisc_pkt_len_init), so the count is the same as for separate frames. A segment
@@ -90,16 +90,25 @@ def tcp_goodput(rate_bps: float, mtu: int = 1500) -> float:
     return rate_bps / 8.0 * tcp_payload_share(mtu)
 
 
-def tbf_burst_bytes(rate_bps: float) -> int:
-    """Bucket size: 2 ms at the rate, at least 64 KiB.
+# The lab's shaping (measured in docs/methods/lab.md): htb with rate = ceil, on veths whose GSO
+# super-packets carry at most GSO_S at the rate, and a bucket of one frame.
+# A token bucket lets everything it saved while the link idled pass at memory speed: tbf's
+# usual 2 ms bucket made per-iteration bandwidth samples of 1-16 KiB windows read 4-10x the
+# line. htb sends a packet whenever its tokens are not negative and charges it afterwards, so
+# it keeps the rate with a bucket this small where tbf cannot (16 KB of tbf bucket gave 19-23%
+# of the goodput on a loaded host: each late timer wake-up loses its tokens). A super-packet
+# leaves whole, at once, so its size bounds the burst; below about 0.1 ms of the rate the
+# wake-ups per second cost goodput on a loaded host (4 KB at 500mbit: 65%).
+GSO_S = 125e-6
+GSO_MAX_BYTES = 16384  # the largest super-packet at any rate (65536 is the kernel's default)
 
-    A bucket of a few segments throttles a single TCP stream well below the rate
-    (16 KB at 1gbit gives 83%); 2 ms lets GSO bursts through while adding at most
-    256 KB (0.4% of a 64 MiB measurement) of unshaped burst at 1gbit.
-    """
-    return max(64 * 1024, int(rate_bps / 8 * 0.002))
+
+def gso_max_bytes(rate_bps: float, mtu: int = 1500) -> int:
+    """gso_max_size of a lab veth: GSO_S at the rate, between one frame and 16 KiB."""
+    return max(mtu + ETHERNET_HEADER, min(GSO_MAX_BYTES, int(rate_bps / 8 * GSO_S)))
 
 
-def tbf_limit_bytes(rate_bps: float) -> int:
-    """Queue behind the bucket: 8 ms at the rate, at least 1 MiB, so TCP sees few drops."""
-    return max(1024 * 1024, int(rate_bps / 8 * 0.008))
+def bucket_bytes(rate_bps: float, mtu: int = 1500) -> int:
+    """htb burst (= cburst): one frame. htb still sends a whole super-packet on it (its tokens go
+    negative), so the most that passes at once is one super-packet and one frame."""
+    return mtu + ETHERNET_HEADER

@@ -157,7 +157,7 @@ def lab_provenance(lab, hosts: Sequence[str]) -> Dict[str, Any]:
         "uplink": shape.get("uplink"),
         "uplink_bps": lab.spec.uplink_bps(),
         "mtu": lab.spec.mtu,
-        "shaper": "tc tbf",
+        "shaper": "tc htb",
         "nodes": {n.name: {"rate": n.rate, "rate_bps": n.rate_bps, "switch": n.switch} for n in used},
     }}
 
