@@ -464,10 +464,11 @@ def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, 
     pairs = [("n4", "n1"), ("n4", "n2"), ("n4", "n3"), ("n1", "n4"), ("n1", "n2"), ("n2", "n3"), ("n3", "n1")]
     measured = {}
     for pair in pairs:
+        # Load only ever lowers a figure: each pair's best of up to three tries is its figure.
         if "n4" in pair:
-            measured[pair] = _until(lambda: _bw(list(pair), window=8, iterations=5, size="1M")[1], lambda v: 0.9 <= v / slow <= 1.1)[0]
+            measured[pair] = max(_until(lambda: _bw(list(pair), window=8, iterations=5, size="1M")[1], lambda v: 0.9 <= v / slow <= 1.05)[1])
         else:
-            measured[pair] = _until(lambda: _bw(list(pair), window=8, iterations=4, size="4M")[1], lambda v: v >= 0.9 * full)[0]
+            measured[pair] = max(_until(lambda: _bw(list(pair), window=8, iterations=4, size="4M")[1], lambda v: v >= 0.9 * full)[1])
     lines = []
     for (a, b), value in measured.items():
         expected = slow if "n4" in (a, b) else full
@@ -475,11 +476,16 @@ def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, 
         record_figure(f"degrade_{a}_{b}_MBps", round(value / 1e6, 2))
     report = "; ".join(lines)
     print("\n[lab] degraded n4=200mbit: " + report)
+    # The shaped link is never beaten (htb: at most one small burst), and is nearly reached; the
+    # others run at 1gbit, whose htb goodput a busy 2-core host holds to about 0.8-0.9 (docs/methods/lab.md):
+    # still three times the 200mbit node's, whatever the load.
+    slowest_full = min(v for pair, v in measured.items() if "n4" not in pair)
     for (a, b), value in measured.items():
         if "n4" in (a, b):
-            assert 0.9 * slow <= value <= 1.1 * slow, report
+            assert 0.75 * slow <= value <= 1.03 * slow, report
+            assert slowest_full >= 3 * value, report
         else:
-            assert value >= 0.9 * full, report
+            assert value >= 0.75 * full, report
 
 
 @pytest.mark.lab
