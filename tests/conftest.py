@@ -132,12 +132,33 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
          "openmpi": openmpi_missing}
 
 
+# Parallel runs (pytest-xdist, `make test` uses `-n 2 --dist loadgroup`): a worker takes a whole
+# group at a time. Every test that makes a lab or a Slurm cluster is in the group "lab" (labs share
+# the default subnet and some fixed names, and tests count the host's links), so those run one at a
+# time; every other test is grouped by its file, so a module-scoped fixture (a profiled run, a
+# study) is made once. The files of SPLIT have only independent function-scoped tests whose
+# single tests are long: their tests are spread over the workers one by one.
+SPLIT = {"test_apps"}
+
+
+def xdist_group(item) -> Optional[str]:
+    """The xdist_group of a collected test (None: any worker, on its own)."""
+    if item.get_closest_marker("lab") is not None or item.get_closest_marker("slurm") is not None:
+        return "lab"
+    module = getattr(item, "module", None)
+    name = module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
+    return None if name in SPLIT else name
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects by the markers added here
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rpartition(".")[2] in BOTH_MPIS and item.get_closest_marker("mpi"):
             item.add_marker(pytest.mark.both_mpis)
+        group = xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
         for marker, missing in NEEDS.items():
             if item.get_closest_marker(marker) is not None:
                 reason = missing()
