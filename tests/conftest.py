@@ -139,6 +139,8 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
 # study) is made once. The files of SPLIT have only independent function-scoped tests whose
 # single tests are long: their tests are spread over the workers one by one.
 SPLIT = {"test_apps"}
+# Files whose servers share a fixed name: one group (PostgreSQL's port 54329, on private sockets).
+SHARED = {"test_postgres": "postgres", "test_compare_postgres": "postgres", "test_import_postgres": "postgres"}
 
 
 def xdist_group(item) -> Optional[str]:
@@ -147,7 +149,7 @@ def xdist_group(item) -> Optional[str]:
         return "lab"
     module = getattr(item, "module", None)
     name = module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
-    return None if name in SPLIT else name
+    return None if name in SPLIT else SHARED.get(name, name)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by the markers added here
