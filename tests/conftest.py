@@ -132,15 +132,26 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
          "openmpi": openmpi_missing}
 
 
-# Parallel runs (pytest-xdist, `make test` uses `-n 2 --dist loadgroup`): a worker takes a whole
-# group at a time. Every test that makes a lab or a Slurm cluster is in the group "lab" (labs share
-# the default subnet and some fixed names, and tests count the host's links), so those run one at a
-# time; every other test is grouped by its file, so a module-scoped fixture (a profiled run, a
-# study) is made once. The files of SPLIT have only independent function-scoped tests whose
-# single tests are long: their tests are spread over the workers one by one.
-SPLIT = {"test_apps"}
-# Files whose servers share a fixed name: one group (PostgreSQL's port 54329, on private sockets).
+# Parallel runs (pytest-xdist; `make test` uses `-n 2 --dist loadgroup`): a worker takes a whole
+# xdist_group at a time, in file order, and a test of no group on its own. Every test that makes a
+# lab or a Slurm cluster is in the group "lab" (labs share the default subnet and some fixed names,
+# and tests compare the host's links and namespaces before and after), so those run one at a time;
+# a test that uses a fixture of this project wider than one test (a module's profiled run, study or
+# server) is grouped with its file, so that fixture is made once; the files of SHARED share a
+# server's fixed name. Any other test runs wherever a worker is free, and so do the tests of
+# CHEAP, whose module-scoped fixtures only look a path up or read a schema.
 SHARED = {"test_postgres": "postgres", "test_compare_postgres": "postgres", "test_import_postgres": "postgres"}
+CHEAP = {"test_engine", "test_health_engine", "test_onesided_nbc", "test_compare_engine"}
+
+
+def _shares_a_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info is not None else ()):
+        for fixdef in defs:
+            module = getattr(getattr(fixdef, "func", None), "__module__", "") or ""
+            if fixdef.scope != "function" and not module.startswith(("_pytest", "xdist", "pytest")):
+                return True
+    return False
 
 
 def xdist_group(item) -> Optional[str]:
@@ -149,7 +160,9 @@ def xdist_group(item) -> Optional[str]:
         return "lab"
     module = getattr(item, "module", None)
     name = module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
-    return None if name in SPLIT else SHARED.get(name, name)
+    if name in SHARED:
+        return SHARED[name]
+    return name if name not in CHEAP and _shares_a_fixture(item) else None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by the markers added here
