@@ -27,15 +27,20 @@ run: setup
 	@echo "results database: $$($(FB) db path)"
 	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
+# Tests run on TEST_WORKERS pytest-xdist workers (tests/conftest.py groups those that share a lab,
+# a fixed name or a module's fixture on one worker); TEST_WORKERS=0 runs them in one process.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL = $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup)
+
 # Every test under the chosen MPI; with the default MPI, the MPI-dependent tests once more under $(SECOND_MPI).
 test: setup test-deps docs
-	$(VENV)/bin/python -m pytest -ra
+	$(VENV)/bin/python -m pytest -ra --durations=25 $(PYTEST_PARALLEL)
 	@if [ -z "$(MPI)" ] && [ -n "$(SECOND_MPI)" ]; then $(MAKE) --no-print-directory test-second-mpi; fi
 
 # The MPI-dependent tests marked both_mpis (tests/conftest.py) under $(SECOND_MPI); the pure tests ran once already.
 test-second-mpi:
 	@if bash scripts/build-native.sh $(VENV) $(SECOND_MPI); then \
-	  FABRICBENCH_MPI=$(SECOND_MPI) $(VENV)/bin/python -m pytest -ra -m both_mpis; \
+	  FABRICBENCH_MPI=$(SECOND_MPI) $(VENV)/bin/python -m pytest -ra --durations=15 $(PYTEST_PARALLEL) -m both_mpis; \
 	else echo "make test: $(SECOND_MPI) is not installed; its second pass is skipped"; fi
 
 # The documentation site (docs/, mkdocs.yml) in strict mode: a broken link or a missing page fails.

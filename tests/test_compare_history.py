@@ -214,10 +214,11 @@ def test_real_runs_find_their_history(cli, tmp_path):
     """4 identical engine runs: compare and the report of the last two both take the noise from the first two."""
     skip_unless("mpi", "engine")
     ids = []
+    # two launches a run (not the default three): enough for the launches' spread that --no-history falls back on
     for _ in range(4):
-        out = cli("run", "latency", "--np", "2", "--sizes", "8:64", "--time-budget", "0.01")
+        out = cli("run", "latency", "--np", "2", "--sizes", "8:64", "--time-budget", "0.01", "--repeat", "2")
         ids.append(int(out.stdout.split("run ")[1].split()[0]))
-    other = cli("run", "latency", "--np", "2", "--sizes", "8:64", "--time-budget", "0.01", "--tag", "fabric=shm")
+    other = cli("run", "latency", "--np", "2", "--sizes", "8:64", "--time-budget", "0.01", "--repeat", "2", "--tag", "fabric=shm")
     data = json.loads(cli("compare", str(ids[2]), str(ids[3]), "--json").stdout)
     assert data["noise_from"] == "history" and data["history"]["used"] == ids[:2], data["history"]
     assert "from 2 earlier runs of the same configuration" in data["series"][0]["summary"]
