@@ -95,7 +95,8 @@ def series_table(s, wide: bool = False) -> Table:
     """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
     from fabricbench.analysis.direction import direction_word
 
-    stat = " median" if all(p.statistic == "median" for p in s.points) else ""
+    stats = {p.statistic for p in s.points}
+    stat = {"median": " median", "rate": " rate"}.get(stats.pop(), "") if len(stats) == 1 else ""
     t = Table(title=f"{s.title}: {direction_word(s.metric)}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     has_size = any(p.size is not None for p in s.points)
     heads = (["Size\n(bytes)"] if has_size else []) + [f"A{stat}\n({s.unit})", f"B{stat}\n({s.unit})"]
@@ -163,8 +164,18 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
         if result.host_note():
             console.print(Text(result.host_note(), style="yellow"))
         if show_points and result.judged_series:
-            console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
-                               "series names; the verdicts are corrected for every point tested.", style="dim"))
+            console.print(Text(f"{compared_figures(result)} compared; each 95% CI of B / A allows for the "
+                               "run-to-run noise its series names; the verdicts are corrected for every point tested.",
+                               style="dim"))
+
+
+def compared_figures(result) -> str:
+    """'Medians (bandwidth: the rate over all iterations)': the figures of record the verdicts judged."""
+    said = {p.statistic for s in result.judged_series for p in s.points}
+    words = [w for k, w in (("median", "medians"), ("rate", "rates over all iterations (bandwidth)"),
+                            ("value", "values")) if k in said]
+    text = " and ".join(words) or "figures"
+    return text[0].upper() + text[1:]
 
 
 def load_side(store, refs: str):
