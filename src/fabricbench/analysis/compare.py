@@ -788,6 +788,42 @@ class Comparison:
         }
 
 
+OK, WORSE, CANNOT_JUDGE = "ok", "worse", "cannot judge"
+EXIT_STATUS = {OK: 0, WORSE: 1, CANNOT_JUDGE: 3}  # 2: the runs share no point (a usage error)
+HELD = ("host busy", "host changed")  # verdicts that withhold a call because of the host, not the data
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """The answer to "did B get worse than A?" (``fabricbench check``, the report, ``--fail-on``):
+    WORSE when a point was called worse; else CANNOT_JUDGE when a point that moved the wrong way by the
+    threshold or more was held because of the host (too busy, or changed state), or when no point could
+    be judged at all (every one single-valued, without a spread, or held); else OK."""
+
+    status: str
+    worse: Tuple[Tuple[SeriesComparison, PointComparison], ...]
+    held: Tuple[Tuple[SeriesComparison, PointComparison], ...]  # held points that moved the wrong way
+    judged: int  # points judged on their data (not single-valued, not held, not "not judged")
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.status]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"status": self.status, "exit_status": self.exit_status, "worse": len(self.worse),
+                "held": [describe_point(s, p) for s, p in self.held], "judged": self.judged}
+
+
+def check_verdict(result: "Comparison") -> CheckVerdict:
+    """The one verdict of a regression check on a comparison (see ``CheckVerdict``)."""
+    worse = tuple(result.flagged("worse"))
+    held = tuple((s, p) for s, p in result.points if p.verdict in HELD and p.improvement is not None
+                 and p.improvement <= -result.options.min_effect)
+    judged = sum(1 for _s, p in result.points if p.significant is not None and p.verdict not in HELD)
+    status = WORSE if worse else CANNOT_JUDGE if held or not judged else OK
+    return CheckVerdict(status, worse, held, judged)
+
+
 def _variant_shown(strict: Sequence[Tuple[str, Any]]) -> Dict[str, Any]:
     """The key parameters worth naming in a title (cache only when cold, window only when not 64)."""
     out = {}
