@@ -22,8 +22,12 @@ it: from the third pair on, 2 or more), and the totals are given per source. --n
 makes compare ignore the earlier runs (launches only, as before). --reanalyse compares the
 runs already in --db instead of measuring (1 with 2, 3 with 4, ...).
 
+With --burn 1 a CPU-bound loop runs on one core for the whole benchmark (the load of 2-4 the
+busy-host rule is calibrated at, see docs/methods/statistics.md); each pair then also counts the
+points compare held as "host too busy to judge" instead of calling them.
+
 Usage: FABRICBENCH_NATIVE_DIR=build/stage PYTHONPATH=src python3 benchmarks/compare_false_alarms.py
-           [--repeats 20] [--np 2] [--suite quick] [--db FILE] [--min-effect 3] [--baseline-runs K]
+           [--repeats 20] [--burn 1] [--run-args "--time-budget 0.02"] [--np 2] [--suite quick] [--db FILE] [--min-effect 3] [--baseline-runs K]
            [--orders random,ascending] [--no-history] [--reanalyse]
 """
 from __future__ import annotations
@@ -31,6 +35,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,8 +52,11 @@ def fabricbench(db: Path, *args: str) -> subprocess.CompletedProcess:
     return proc
 
 
+RUN_ARGS: list = []  # extra `run` options (--run-args), e.g. a short --time-budget
+
+
 def measure(db: Path, suite: str, np: int, label: str, order: str = "random") -> int:
-    out = fabricbench(db, "run", suite, "--np", str(np), "--label", label, "--order", order).stdout
+    out = fabricbench(db, "run", suite, "--np", str(np), "--label", label, "--order", order, *RUN_ARGS).stdout
     return int(out.split("run ")[1].split()[0])
 
 
@@ -65,7 +74,22 @@ def main() -> int:
     ap.add_argument("--no-history", action="store_true", help="compare ignores earlier runs of the same configuration")
     ap.add_argument("--reanalyse", action="store_true",
                     help="measure nothing: compare the runs already in --db, 1 with 2, 3 with 4, ...")
+    ap.add_argument("--run-args", default="", help='extra `run` options, e.g. "--time-budget 0.02 --precision 0.02"')
+    ap.add_argument("--burn", type=int, default=0,
+                    help="keep this many CPU-bound loops running meanwhile (one core each), to measure at a known load")
     args = ap.parse_args()
+    RUN_ARGS[:] = shlex.split(args.run_args)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the loops below on kill as on Ctrl-C
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.burn)]
+    try:
+        return run(args)
+    finally:
+        for p in burners:
+            p.kill()
+            p.wait()
+
+
+def run(args: argparse.Namespace) -> int:
     orders = [o.strip() for o in args.orders.split(",") if o.strip()]
     tmp = tempfile.TemporaryDirectory(prefix="fb-false-alarms-")
     db = Path(args.db) if args.db else Path(tmp.name) / "aa.db"
@@ -96,9 +120,13 @@ def main() -> int:
         points = [(s, p) for s in data["series"] for p in s["points"]]
         flagged = [(s, p) for s, p in points if p["verdict"] in ("better", "worse")]
         held = sum(p["verdict"] == "host changed" for _s, p in points)
+        busy = sum(p["verdict"] == "host busy" for _s, p in points)
         source = noise_source(data)
         t = totals.setdefault((order, data.get("noise_from", "?")),
-                              {"points": 0, "flagged": 0, "pairs": 0, "tested": 0, "count": 0, "held": 0, "moved": 0})
+                              {"points": 0, "flagged": 0, "pairs": 0, "tested": 0, "count": 0, "held": 0, "moved": 0,
+                                "busy": 0, "busy_pairs": 0})
+        t["busy"] += busy
+        t["busy_pairs"] += bool(data.get("host_busy"))
         t["held"] += held
         t["moved"] += bool(data.get("host_note"))
         t["points"] += len(points)
@@ -109,6 +137,8 @@ def main() -> int:
         detail = ", ".join(f"{s['definition']} {p['size']} B {p['verdict']} x{p['ratio']:.3g}" for s, p in flagged[:8])
         more = f" (+{len(flagged) - 8} more)" if len(flagged) > 8 else ""
         where = f"load {load:.1f} on {os.cpu_count()} CPUs; " if load is not None else ""
+        if data.get("host_busy"):
+            where += f"host busy ({data['host_busy']['text']}, factor {data['host_busy']['factor']:.3g}), {busy} points held; "
         shifts = [s["host_shift"] for s in data["series"] if s.get("host_shift")]
         if data.get("host_note") and shifts:
             worst = max(shifts, key=lambda h: abs(h["factor"]))
@@ -122,7 +152,8 @@ def main() -> int:
         how = "stored runs" if order == "stored" else f"`run {args.suite} --np {args.np} --order {order}`"
         print(f"{t['count']} {what} of {how}, noise from {source}: {t['flagged']} false alarms "
               f"in {t['points']} points compared ({t['tested']} with a CI); {t['pairs']} of {t['count']} pairs had any; "
-              f"the host probe moved in {t['moved']} pairs, {t['held']} points held as \"host changed\"")
+              f"the host probe moved in {t['moved']} pairs, {t['held']} points held as \"host changed\"; "
+              f"the host was busy in {t['busy_pairs']} pairs, {t['busy']} points held as \"host too busy to judge\"")
     print(f"{time.monotonic() - started:.0f} s")
     return 0
 

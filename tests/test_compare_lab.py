@@ -67,9 +67,11 @@ def test_check_passes_a_repeat_and_fails_the_slower_link(lab_runs):
     cli("baseline", "set", "lab-1g", str(ids["fast"]))
     same = cli("check", str(ids["fast again"]), "--against", "lab-1g", check=False)
     print("\n" + same.stdout)
+    if same.returncode == 3 and "CANNOT JUDGE" in same.stdout:
+        pytest.skip(f"host too busy to judge the repeat:\n{same.stdout}")
     assert same.returncode == 0, same.stdout + same.stderr
     slow = cli("check", str(ids["slow"]), "--against", "lab-1g", check=False)
-    if slow.returncode == 0 and "host too busy" in slow.stdout:
+    if slow.returncode == 3 and "host too busy" in slow.stdout:
         pytest.skip(f"host too busy to judge the slower link:\n{slow.stdout}")
     assert slow.returncode == 1, slow.stdout + slow.stderr
     assert sum(line.startswith("worse: bw bandwidth") for line in slow.stdout.splitlines()) == 5

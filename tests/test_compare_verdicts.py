@@ -20,7 +20,9 @@ def _run(rid, label=None):
 def point(bench, metric, unit, size, samples, **params):
     x = np.asarray(samples, dtype=float)
     q = np.percentile(x, np.arange(101))
-    return Measurement(bench, {"size": size, "ranks": 2, **params}, metric, unit, value=float(x.mean()), n=len(x),
+    # the engine's value: a time's mean; a window benchmark's rate over all iterations (bytes / total time)
+    value = float(len(x) / np.sum(1.0 / x)) if metric == "bandwidth" else float(x.mean())
+    return Measurement(bench, {"size": size, "ranks": 2, **params}, metric, unit, value=value, n=len(x),
                        min=float(x.min()), median=float(np.median(x)), mean=float(x.mean()), p99=float(q[99]),
                        max=float(x.max()), stdev=float(x.std(ddof=1)), detail={"sketch": {"q": [float(v) for v in q]}})
 
@@ -50,17 +52,31 @@ def test_a_and_a_again_show_no_difference():
 
 
 def test_a_real_drop_is_flagged_where_it_is_and_nowhere_else():
+    # few stalled windows: the rate over all iterations (the figure judged) is then as steady as the median
     rng = np.random.default_rng(12)
-    a = bw_run(1, rng)
-    b = bw_run(2, rng, scale=lambda size: 0.5 if size >= 65536 else 1.0)
+    a = bw_run(1, rng, outliers=0.002)
+    b = bw_run(2, rng, scale=lambda size: 0.5 if size >= 65536 else 1.0, outliers=0.002)
     result = compare(a, b)
     worse = sorted(p.size for _s, p in result.flagged("worse"))
     assert worse == [s for s in SIZES if s >= 65536] and not result.flagged("better")
     s = result.series[0]
-    assert s.summary().startswith("B is 50% worse at 7 of 23 sizes (geometric mean of B/A 0.5")
+    assert s.summary().startswith("B is ") and " worse at 7 of 23 sizes (geometric mean of B/A 0." in s.summary()
     p = next(p for p in s.points if p.size == 1 << 20)
-    assert p.ratio_ci[0] < p.ratio < p.ratio_ci[1] and p.ratio == pytest.approx(0.5, abs=0.03)
+    assert p.statistic == "rate" and p.a == p.ma.value and p.b == p.mb.value  # the figure of record is judged
+    assert p.ratio_ci[0] < p.ratio < p.ratio_ci[1] and p.ratio == pytest.approx(0.5, abs=0.05)
     assert p.p_adjusted < 0.05 and p.short().endswith("worse")
+
+
+def test_stalled_windows_that_move_the_rate_alone_are_not_called():
+    """A host that stalls 3% of B's windows 20x moves B's rate over all iterations 1.6x while the median
+    window does not move: a slower fabric slows every window, so the rate alone is no call."""
+    rng = np.random.default_rng(14)
+    a = bw_run(1, rng, outliers=0.0)
+    b = bw_run(2, rng, outliers=0.03)
+    result = compare(a, b)
+    rates = [p.ratio for _s, p in result.points if p.statistic == "rate"]
+    assert len(rates) == len(SIZES) and float(np.median(rates)) < 0.75  # the rate moved ...
+    assert not result.flagged("worse") and not result.flagged("better")  # ... and was not called
 
 
 def test_small_real_differences_fall_below_the_threshold():
@@ -127,7 +143,7 @@ def test_replicate_runs_supply_the_run_to_run_noise():
     rng = np.random.default_rng(18)
 
     def shifted(rid, factor):  # a whole run slower or faster, as another state of a busy host makes it
-        return bw_run(rid, rng, scale=lambda size: factor)
+        return bw_run(rid, rng, scale=lambda size: factor, outliers=0.0)
 
     base = [shifted(1, 1.0), shifted(2, 0.85), shifted(3, 1.1)]
     new = shifted(4, 0.9)

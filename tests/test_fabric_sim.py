@@ -7,12 +7,15 @@ daemons' command lines name the run directory). `make test` installs the package
 """
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
+import re
 import signal
 import shutil
 import time
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -126,6 +129,15 @@ def test_scan_clean_inject_check_names_exactly_those_ports_clear_clean_again(sim
     html = report.read_text()
     for expected in ("Fabric", "topology of 3 switches and 7 HCAs", "Links", "Error counters", "edge1 port 3", "1X EDR", "SymbolErrorCounter 57", "data:image/svg+xml"):
         assert expected in html, expected
+    # fabric check and the report of its snapshot give the same verdict and findings (one function) ...
+    checked, text = as_json(bad), unescape(html)
+    assert checked["verdict"] in text
+    for f in checked["findings"]:
+        if f["severity"] != "info":
+            assert all(port in text for port in f["ports"]) and f["evidence"] in text, f
+    # ... and the topology picture draws the downed cable to n8 (gone from this snapshot), dashed
+    pictures = [base64.b64decode(b).decode() for b in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", html)]
+    assert any("n8" in p and "stroke-dasharray" in p for p in pictures)
 
 
 def test_crashed_daemon_is_reported_and_down_leaves_nothing(sim, cli):

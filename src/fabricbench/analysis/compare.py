@@ -8,8 +8,11 @@ database or prints.
 
 The rule for one point (``analysis.stats`` has the statistics):
 
-- Both points record a median: compare medians. Otherwise (an import that records only an
-  average) compare each point's headline value, as the tools print them. A side given as
+- The figure compared is each point's figure of record (``analysis.record``), the one its
+  headline, table and plot show: for the engine's bandwidth and bi-bandwidth the rate over all
+  iterations, with its CI from the window times (``stats.rate_ci``); else, when both points
+  record a median, the median with its CI. Otherwise (an import that records only an average)
+  compare each point's headline value, as the tools print them. A side given as
   replicate runs (the same configuration measured again) contributes the geometric mean.
 - The ratio B/A is tested on the log scale with the CIs of both medians (from the sample
   sketch, else from n and stdev) plus the run-to-run noise: a single launch's samples cannot
@@ -49,8 +52,8 @@ import numpy as np
 
 from fabricbench.analysis import stats
 from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
-from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, host_shift,
-                                             same_hosts, sensitivity)
+from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, busy_factor,
+                                             host_shift, same_hosts, sensitivity, stall_us)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
 from fabricbench.numbers import factor, fraction_pct, number
 from fabricbench import numbers
@@ -75,9 +78,9 @@ class Options:
 @dataclass
 class PointComparison:
     size: Optional[int]
-    a: Optional[float]  # A's median (or value, see statistic)
+    a: Optional[float]  # A's figure of record: median, rate over all iterations or value (see statistic)
     b: Optional[float]
-    statistic: str  # "median" or "value"
+    statistic: str  # "median", "rate" (over all iterations) or "value"
     metric: str = "latency"
     a_ci: Optional[Tuple[float, float]] = None
     b_ci: Optional[Tuple[float, float]] = None
@@ -311,8 +314,8 @@ def _why_not_judged(a: Any, b: Any, ca: Optional[stats.Center], cb: Optional[sta
 
 
 def _no_ci(m: Any) -> Optional[str]:
-    """Why a point has no CI of its median (None when it has one)."""
-    if stats.median_ci(m) is not None:
+    """Why a point has no CI of its figure (None when it has one)."""
+    if stats.figure_ci(m, compared_statistic([m])) is not None:
         return None
     n = getattr(m, "n", None)
     if isinstance(n, int) and 2 <= n < stats.MIN_SAMPLES:
@@ -340,6 +343,7 @@ class Side:
     history: List[float] = field(default_factory=list)  # ln of each stored replicate run's figure
     history_launches: List[List[float]] = field(default_factory=list)
     history_ids: Tuple[Any, ...] = ()  # the stored runs in `history`
+    guard: Optional[Tuple[float, float]] = None  # a rate's side: (ln of the median window rate, its variance)
 
     @property
     def n(self) -> int:
@@ -352,23 +356,32 @@ class Side:
 
 
 def _run_figure(m: Any, statistic: str) -> Optional[Tuple[float, List[float]]]:
-    """(ln of a run's figure for a point, ln of each launch's figure): the median of its launches'
-    figures on the log scale when it merged several (their geometric mean when there are two), so
-    that one launch a stalled host disturbed (192 us among launches of 5 us) cannot move the figure
-    tested away from the one shown; else its median (or headline value); None without one."""
+    """(ln of a run's figure for a point, ln of each launch's figure): the figure is the point's figure
+    of record (its median, or rate over all iterations, over all its launches' samples: what show,
+    the report and the headlines print), so that the figure judged is the one shown; the launches'
+    own figures only measure how much a launch varies. None without a positive figure."""
+    v = _figure(m, statistic)
+    if v is None or v <= 0:
+        return None
     lv = stats.launch_values(m, statistic)
-    if len(lv) >= 2 and min(lv) > 0:
-        logs = [math.log(x) for x in lv]
-        return statistics.median(logs), logs
-    c = stats.center(m)
-    v = (c.value if c is not None else None) if statistic == "median" else _headline(m)
-    return (math.log(v), []) if v is not None and v > 0 else None
+    return math.log(v), ([math.log(x) for x in lv] if len(lv) >= 2 and min(lv) > 0 else [])
+
+
+def _figure(m: Any, statistic: str) -> Optional[float]:
+    """A point's figure by the statistic compared: its median, its rate over all iterations (the
+    engine's value) or its headline value."""
+    if statistic == "median":
+        c = stats.center(m)
+        return c.value if c is not None else None
+    if statistic == "rate":
+        return _num(getattr(m, "value", None))
+    return _headline(m)
 
 
 def _side(reps: Sequence[Any], statistic: str, level: float,
           history: Sequence[Any] = ()) -> Tuple[Optional[float], Optional[Side]]:
     """(the figure shown, the Side to test or None when it has no spread to test with)."""
-    values = [stats.center(m).value if statistic == "median" else _headline(m) for m in reps]
+    values = [_figure(m, statistic) for m in reps]
     if any(v is None for v in values):
         return None, None
     if len(values) == 1 or any(v <= 0 for v in values):
@@ -379,7 +392,7 @@ def _side(reps: Sequence[Any], statistic: str, level: float,
         return shown, None
     figures = [_run_figure(m, statistic) for m in reps]
     launched = all(len(f[1]) >= 2 for f in figures)
-    cis = [stats.median_ci(m, level) for m in reps] if statistic == "median" else [None] * len(reps)
+    cis = [stats.figure_ci(m, statistic, level) for m in reps]
     if any(ci is None for ci in cis):
         if not ((launched and sum(len(f[1]) for f in figures) >= MIN_LAUNCHES) or len(reps) >= MIN_LAUNCHES):
             return shown, None  # 3 or more runs or repetitions (a scaling study's) spread like launches
@@ -388,7 +401,9 @@ def _side(reps: Sequence[Any], statistic: str, level: float,
         within = sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2
     own = (cis[0].low, cis[0].high) if len(cis) == 1 and cis[0] is not None else None
     runs = [f[0] for f in figures]
-    side = Side(math.exp(sum(runs) / len(runs)), runs, [f[1] for f in figures], within, own)
+    side = Side(shown, runs, [f[1] for f in figures], within, own)  # shown: exp(mean of runs), exactly
+    if statistic == "rate":
+        side.guard = _median_guard(reps, level)
     for m in history:
         f = _run_figure(m, statistic)
         if f is not None:
@@ -398,17 +413,39 @@ def _side(reps: Sequence[Any], statistic: str, level: float,
     return shown, side
 
 
+def _median_guard(reps: Sequence[Any], level: float) -> Optional[Tuple[float, float]]:
+    """(ln of the geometric mean of the sides' median window rates, its variance from their CIs), or
+    None when a side lacks a median with a CI."""
+    cis = [stats.median_ci(m, level) for m in reps]
+    if any(ci is None or ci.center <= 0 for ci in cis):
+        return None
+    return (sum(math.log(ci.center) for ci in cis) / len(cis), sum(ci.rel_se ** 2 for ci in cis) / len(cis) ** 2)
+
+
+def _guarded_p(p: float, d: float, sa: Side, sb: Side, noise_var: float) -> float:
+    """A rate over all iterations is called different only when the median window moved the same way
+    (an intersection-union test: the larger p-value of the two, 1 when they disagree in sign). A
+    stall of the host lengthens a few windows and moves the rate, so two identical runs can differ
+    in the rate alone (measured: 2 of 20 samples of 200 windows with 2% stalled windows differ
+    1.7x); a slower fabric slows every window, the median among them."""
+    if sa.guard is None or sb.guard is None:
+        return p
+    dm = sb.guard[0] - sa.guard[0]
+    if dm * d <= 0:
+        return 1.0
+    return max(p, stats.log_ratio_test(dm, math.sqrt(sa.guard[1] + sb.guard[1] + noise_var)).p)
+
+
 def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, size: Optional[int],
                   level: float = 0.95, history: Tuple[Sequence[Any], Sequence[Any]] = ((), ())
                   ) -> Tuple[PointComparison, Optional[Tuple[Side, Side]]]:
     """One matched point before correction: figures, what can be tested, or why not. `history`:
     the point in stored replicate runs of A's and of B's configuration."""
     a, b = a_reps[0], b_reps[0]
-    centers = [stats.center(m) for m in list(a_reps) + list(b_reps)]
-    statistic = "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
+    statistic = compared_statistic(list(a_reps) + list(b_reps))
     va, sa = _side(a_reps, statistic, level, history[0])
     vb, sb = _side(b_reps, statistic, level, history[1])
-    if sa and sb:  # the figures tested are the ones shown: each run's median over its launches
+    if sa and sb:  # the figures tested are the ones shown: each run's figure of record
         va, vb = sa.center, sb.center
     pc = PointComparison(size, va, vb, statistic, metric)
     if va is None or vb is None:
@@ -423,6 +460,18 @@ def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, siz
     if pc.single:
         pc.reason = ONE_EACH
     return pc, None
+
+
+def compared_statistic(points: Sequence[Any]) -> str:
+    """Which figure a matched point is compared by, the same on every side: "rate" when every side's
+    figure of record is the rate over all iterations, else "median" when every side records a
+    median, else "value"."""
+    from fabricbench.analysis.record import RATE_ALL, statistic_of
+
+    if points and all(statistic_of(m) == RATE_ALL for m in points):
+        return "rate"
+    centers = [stats.center(m) for m in points]
+    return "median" if all(c is not None and c.statistic == "median" for c in centers) else "value"
 
 
 ONE_EACH = "one measurement each"
@@ -481,17 +530,46 @@ def _allow_for_host(s: SeriesComparison, options: Options) -> None:
 def _allow_for_busy_host(s: SeriesComparison, busy: Optional[HostLoad], options: Options) -> None:
     """Points whose change a busy host's contention alone could make (``host_state.busy_allowance``):
     "host busy", shown as "host too busy to judge", not called. Measured: two identical runs at load
-    2 to 5 on 2 CPUs differed 2.43x at bibw 4 MiB; no statistic on the two runs tells that from the fabric."""
-    limit = busy_allowance(busy, options.min_effect)
-    if limit is None:
+    2 to 5 on 2 CPUs differed 2.43x at bibw 4 MiB, and at load 21 the median alltoall call of 32 B
+    went from 0.77 us to 27 ms; no statistic on the two runs tells that from the fabric."""
+    if busy is None:
         return
     for pc in s.points:
-        if not (pc.flagged and pc.ratio):
+        if not pc.ratio:
             continue
+        # a call, or a change beyond the threshold that contention left too uncertain to be significant
+        # (never "no significant difference" for a 20,000x change the busy host made unreadable)
+        unreadable = pc.verdict == "no significant difference" and abs(math.log(pc.ratio)) >= math.log1p(options.min_effect)
+        if not (pc.flagged or unreadable):
+            continue
+        sample = sample_us(pc)
+        limit = busy_allowance(busy, options.min_effect, sample)
         change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
         if change <= limit:
             pc.verdict = HOST_BUSY
-            pc.reason = f"{busy.describe()}: contention alone can move a figure {number(busy.factor)}x"
+            factor = busy_factor(busy, sample)
+            pc.reason = (f"{busy.describe()}: contention alone can move this figure "
+                         + (f"{number(factor)}x" if math.isfinite(factor) else "without bound"))
+
+
+def sample_us(pc: PointComparison) -> Optional[float]:
+    """How long one sample of the point took on the faster side, in microseconds: a time figure times
+    the calls per sample (``detail.batch``); a bandwidth's bytes per window (size x window, both ways
+    for bi-bandwidth) over its rate (MB/s = bytes/us); None for other units."""
+    m = pc.ma if pc.ma is not None else pc.mb
+    if m is None or pc.a is None or pc.b is None or min(pc.a, pc.b) <= 0:
+        return None
+    unit = getattr(m, "unit", None)
+    detail = getattr(m, "detail", None) if isinstance(getattr(m, "detail", None), dict) else {}
+    params = getattr(m, "params", None) or {}
+    if unit == "us":
+        batch = detail.get("batch") if isinstance(detail.get("batch"), int) and detail.get("batch") > 0 else 1
+        return min(pc.a, pc.b) * batch
+    size, window = params.get("size"), params.get("window", 1)
+    if unit == "MB/s" and isinstance(size, int) and size > 0 and isinstance(window, int) and window > 0:
+        both = 2 if getattr(m, "metric", None) == "bibandwidth" else 1
+        return size * window * both / max(pc.a, pc.b)
+    return None
 
 
 def _confirm_by_neighbours(s: SeriesComparison, options: Options) -> None:
@@ -659,7 +737,8 @@ class Comparison:
         note = ""
         if busy:
             note = (f"The host was too busy to judge: {self.busy.describe()}, so two communicating ranks could run "
-                    f"{number(self.busy.factor)}x slower from the contention alone. {len(busy)} point"
+                    f"{number(self.busy.factor)}x slower from the contention alone, and one sample can wait "
+                    f"{number(stall_us(self.busy) / 1000.0)} ms for a CPU. {len(busy)} point"
                     f"{'s' if len(busy) != 1 else ''} that changed no more than that are not called "
                     "(\"host too busy to judge\"). To compare the fabric, rerun both on a quieter host.")
         held = self.flagged("host changed")
@@ -698,6 +777,42 @@ class Comparison:
             "mismatches": [m.to_dict() for m in self.mismatches],
             "not_compared": self.mismatch_text,
         }
+
+
+OK, WORSE, CANNOT_JUDGE = "ok", "worse", "cannot judge"
+EXIT_STATUS = {OK: 0, WORSE: 1, CANNOT_JUDGE: 3}  # 2: the runs share no point (a usage error)
+HELD = ("host busy", "host changed")  # verdicts that withhold a call because of the host, not the data
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """The answer to "did B get worse than A?" (``fabricbench check``, the report, ``--fail-on``):
+    WORSE when a point was called worse; else CANNOT_JUDGE when a point that moved the wrong way by the
+    threshold or more was held because of the host (too busy, or changed state), or when no point could
+    be judged at all (every one single-valued, without a spread, or held); else OK."""
+
+    status: str
+    worse: Tuple[Tuple[SeriesComparison, PointComparison], ...]
+    held: Tuple[Tuple[SeriesComparison, PointComparison], ...]  # held points that moved the wrong way
+    judged: int  # points judged on their data (not single-valued, not held, not "not judged")
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_STATUS[self.status]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"status": self.status, "exit_status": self.exit_status, "worse": len(self.worse),
+                "held": [describe_point(s, p) for s, p in self.held], "judged": self.judged}
+
+
+def check_verdict(result: "Comparison") -> CheckVerdict:
+    """The one verdict of a regression check on a comparison (see ``CheckVerdict``)."""
+    worse = tuple(result.flagged("worse"))
+    held = tuple((s, p) for s, p in result.points if p.verdict in HELD and p.improvement is not None
+                 and p.improvement <= -result.options.min_effect)
+    judged = sum(1 for _s, p in result.points if p.significant is not None and p.verdict not in HELD)
+    status = WORSE if worse else CANNOT_JUDGE if held or not judged else OK
+    return CheckVerdict(status, worse, held, judged)
 
 
 def _variant_shown(strict: Sequence[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -755,6 +870,8 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
             test = stats.log_ratio_test(d, math.sqrt(sa.within + sb.within + noise.variance(sa, i)
                                                      + noise.variance(sb, i)))
             pc.p, pc.log_se, pc.log_ratio = test.p, test.log_se, d
+            if pc.statistic == "rate":
+                pc.p = _guarded_p(test.p, d, sa, sb, noise.variance(sa, i) + noise.variance(sb, i))
             pc.ratio_ci = test.interval(options.level)
             pc.a_ci = _side_ci(sa, noise.variance(sa, i), noise.source, z, pc.a)
             pc.b_ci = _side_ci(sb, noise.variance(sb, i), noise.source, z, pc.b)

@@ -688,7 +688,7 @@ def set_aside_busy_latency(report: HealthReport, factor: float, why: str) -> int
             continue
         f.values["was"] = f.severity
         f.severity = "info"
-        f.evidence += f"; the host was too busy to judge latency ({why}: contention alone moves it up to {factor:.0f}x)"
+        f.evidence += f"; the host was too busy to judge latency ({why}: contention alone moves it up to {numbers.fixed(factor, 0)}x)"
         count += 1
     return count
 

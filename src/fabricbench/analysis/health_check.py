@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.health import HealthReport, Thresholds, analyse, set_aside_busy_latency
-from fabricbench.report.format import number
+from fabricbench.numbers import number
 from fabricbench.analysis.health_data import AllPairs, NoAllPairsData, allpairs_from_measurements
 from fabricbench import numbers
 

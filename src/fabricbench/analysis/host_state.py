@@ -244,9 +244,36 @@ def busiest(a_runs: Sequence[Any], b_runs: Sequence[Any]) -> Optional[HostLoad]:
     return worst if worst is not None and worst.share < 1.0 and worst.load > 0.5 * worst.cpus else None
 
 
-def busy_allowance(load: Optional[HostLoad], min_effect: float) -> Optional[float]:
-    """The |ln B/A| a point must exceed to be told from the busy host's own contention: ln(factor)
-    plus the practical threshold; None when the host was not oversubscribed."""
+# How long a rank of a communicating pair can wait for a CPU on an oversubscribed host, per runnable
+# task per CPU: it waits out the other tasks' turns (the scheduler's slice each) before it runs, and its
+# partner waits for it. Calibrated on this 2-CPU VM (docs/methods/statistics.md): at 11.5 runnable tasks
+# per CPU the median alltoall call of 8-64 B took 27 ms (2.4 ms each) and single calls up to 94 ms (8.2 ms);
+# at 7 recorded when the run started (the load rose during it) a median took 45 ms (6.5 ms). 12 ms keeps
+# a margin of 1.5x over the worst single call seen.
+SLICE_US = 12000.0
+
+
+def stall_us(load: HostLoad) -> float:
+    """The longest wait for a CPU one sample can suffer on the busy host: a slice per runnable task per CPU."""
+    return (load.load + load.ranks) / load.cpus * SLICE_US
+
+
+def busy_factor(load: Optional[HostLoad], sample_us: Optional[float] = None) -> Optional[float]:
+    """How much the busy host's contention alone can move a point's figure: the larger of the long-run
+    slowdown (``HostLoad.factor``: both ranks of a pair must run) and one stall in a sample of
+    `sample_us` (1 + stall / sample: a 0.3 us ping-pong that waits 12 ms is 40,000x slower, a 50 ms window
+    of 4 MiB messages 1.2x); unbounded when the sample's duration is unknown. None when not oversubscribed."""
     if load is None:
         return None
-    return math.log(load.factor) + math.log1p(min_effect)
+    if sample_us is None or not sample_us > 0:
+        return math.inf
+    return max(load.factor, 1.0 + stall_us(load) / sample_us)
+
+
+def busy_allowance(load: Optional[HostLoad], min_effect: float, sample_us: Optional[float] = None) -> Optional[float]:
+    """The |ln B/A| a point must exceed to be told from the busy host's own contention: ln of
+    ``busy_factor`` plus the practical threshold; None when the host was not oversubscribed."""
+    factor = busy_factor(load, sample_us)
+    if factor is None:
+        return None
+    return math.log(factor) + math.log1p(min_effect)

@@ -132,11 +132,18 @@ def check_spread(rd: Any) -> List[Finding]:
     few = [m for m in ms if 2 <= _n(m) < stats.MIN_SAMPLES]
     out = []
     if single:
+        if imported(run):
+            fix = ("measure with fabricbench (every point keeps its sample distribution) or import output "
+                   "that carries it (OSU -f prints min/max and iterations); otherwise state that the "
+                   "values are deterministic. Without a spread no comparison of them can be judged")
+        else:  # a run fabricbench made whose figures are single by definition (HPCC's summary, an app's time)
+            from fabricbench.analysis.compare import REPEATABLE
+
+            fix = (("repeat it (--repeat N)" if run.kind in REPEATABLE else
+                    "measure it 3 or more times and compare the runs as replicates (compare A1,A2,A3 B1,B2,B3)")
+                   + ": without a spread no comparison of these figures can be judged")
         out.append(Finding("spread", run, f"{len(single)} of {len(ms)} points are single numbers with no spread or "
-                           f"confidence interval ({_names([_what(m) for m in single])})",
-                           "measure with fabricbench (every point keeps its sample distribution) or import output "
-                           "that carries it (OSU -f prints min/max and iterations); otherwise state that the "
-                           "values are deterministic. Without a spread no comparison of them can be judged"))
+                           f"confidence interval ({_names([_what(m) for m in single])})", fix))
     if few:
         over = {str((m.detail or {}).get("stats_over", "samples")) for m in few if isinstance(m.detail, dict)} or {"samples"}
         out.append(Finding("spread", run, f"{len(few)} points rest on fewer than {stats.MIN_SAMPLES} values "

@@ -7,7 +7,8 @@
   scheduler took off the core moves a mean by its whole length; it moves a median by one rank.
 - Bandwidth and bi-bandwidth from the engine's window benchmarks: the **rate over all
   iterations** (bytes moved / time of all timed iterations, the engine's ``value``), which is
-  what a stream of messages sustains; the per-window samples stay as the distribution.
+  what a stream of messages sustains, with its CI from the window times (``stats.rate_ci``); the
+  per-window samples stay as the distribution. ``compare`` and ``check`` judge this same figure.
 - A point whose samples are not calls (a collective that records only each rank's average call
   time, ``detail.stats_over = "per-rank ..."``): the **mean**, labelled "mean (no per-call
   distribution)": the median of a few rank averages is not the median of calls.
@@ -51,7 +52,7 @@ class Figure:
     value: float
     statistic: str  # MEDIAN, RATE_ALL, MEAN_NO_CALLS, MEAN_ONLY, DEFINED
     unit: str = ""
-    ci: Optional[Tuple[float, float]] = None  # of the median, when statistic is MEDIAN and n allows
+    ci: Optional[Tuple[float, float]] = None  # of the median (MEDIAN) or of the rate (RATE_ALL), when n allows
     mean: Optional[float] = None  # OSU's comparable column (the engine's value for times)
     flags: Tuple[str, ...] = field(default_factory=tuple)
 
@@ -128,6 +129,11 @@ def figure_of_record(m: Any, with_ci: bool = True, level: float = 0.95) -> Optio
             ci = (interval.low, interval.high) if interval is not None else None
     elif statistic == RATE_ALL:
         figure = value
+        if with_ci:  # of the rate itself, from the window times (stats.rate_ci)
+            from fabricbench.analysis import stats
+
+            interval = stats.rate_ci(m, level)
+            ci = (interval.low, interval.high) if interval is not None else None
     elif statistic == DEFINED:
         figure = next(v for v in (value, mean, median) if v is not None)
     else:

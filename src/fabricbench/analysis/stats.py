@@ -147,6 +147,39 @@ def median_ci(m: Any, level: float = 0.95) -> Optional[Interval]:
     return Interval(c.value, c.value - half, c.value + half, level, "stdev")
 
 
+def rate_ci(m: Any, level: float = 0.95) -> Optional[Interval]:
+    """The confidence interval of a bandwidth point's rate over all iterations (its ``value``: bytes of
+    all timed windows / their total time), from the sketch of its per-window rates r_i.
+
+    A window moving the same bytes takes a time proportional to 1/r_i, and the rate over all
+    iterations is 1 / mean(1/r_i) (times the bytes): its relative standard error is that of the mean
+    window time, cv(1/r) / sqrt(n) (delta method), with mean and spread of 1/r integrated over the
+    sketch's quantiles. A window the scheduler stalled is a long time, so it widens the interval as it
+    moved the rate. None without a value, a usable sketch of positive rates or MIN_SAMPLES windows."""
+    n = getattr(m, "n", None)
+    value = _finite(getattr(m, "value", None))
+    q = sketch(m)
+    if not isinstance(n, int) or n < MIN_SAMPLES or value is None or value <= 0 or q is None or q[0] <= 0:
+        return None
+    t = 1.0 / q  # window times, up to the bytes per window
+    w = np.full(SKETCH_POINTS, 1.0 / (SKETCH_POINTS - 1))
+    w[0] = w[-1] = 0.5 / (SKETCH_POINTS - 1)  # trapezoid over the quantile grid
+    mean = float(np.dot(w, t))
+    sd = math.sqrt(max(0.0, float(np.dot(w, (t - mean) ** 2))) * n / (n - 1))
+    half = float(_st.norm.ppf(0.5 + level / 2)) * (sd / mean) / math.sqrt(n)
+    return Interval(value, value * math.exp(-half), value * math.exp(half), level, "rate")
+
+
+def figure_ci(m: Any, statistic: str, level: float = 0.95) -> Optional[Interval]:
+    """The CI of a point's figure of record by its statistic: "median" (``median_ci``), "rate" (the
+    rate over all iterations, ``rate_ci``); None for other figures (a mean of rank averages, a value)."""
+    if statistic == "median":
+        return median_ci(m, level)
+    if statistic == "rate":
+        return rate_ci(m, level)
+    return None
+
+
 @dataclass(frozen=True)
 class RatioTest:
     ratio: float  # B / A

@@ -73,7 +73,8 @@ def series_table(s, wide: bool = False) -> Table:
     """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
     from fabricbench.analysis.direction import direction_word
 
-    stat = " median" if all(p.statistic == "median" for p in s.points) else ""
+    stats = {p.statistic for p in s.points}
+    stat = {"median": " median", "rate": " rate"}.get(stats.pop(), "") if len(stats) == 1 else ""
     t = Table(title=f"{s.title}: {direction_word(s.metric)}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     has_size = any(p.size is not None for p in s.points)
     heads = (["Size\n(bytes)"] if has_size else []) + [f"A{stat}\n({s.unit})", f"B{stat}\n({s.unit})"]
@@ -141,8 +142,18 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
         if result.host_note():
             console.print(Text(result.host_note(), style="yellow"))
         if show_points and result.judged_series:
-            console.print(Text("Medians compared; each 95% CI of B / A allows for the run-to-run noise its "
-                               "series names; the verdicts are corrected for every point tested.", style="dim"))
+            console.print(Text(f"{compared_figures(result)} compared; each 95% CI of B / A allows for the "
+                               "run-to-run noise its series names; the verdicts are corrected for every point tested.",
+                               style="dim"))
+
+
+def compared_figures(result) -> str:
+    """'Medians (bandwidth: the rate over all iterations)': the figures of record the verdicts judged."""
+    said = {p.statistic for s in result.judged_series for p in s.points}
+    words = [w for k, w in (("median", "medians"), ("rate", "rates over all iterations (bandwidth)"),
+                            ("value", "values")) if k in said]
+    text = " and ".join(words) or "figures"
+    return text[0].upper() + text[1:]
 
 
 def compared(a, b, options, benchmark: Optional[str], no_history: bool):
@@ -218,12 +229,15 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
 @click.pass_context
 def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect: float, alpha: float,
           correction: str, benchmark: Optional[str], no_history: bool, as_json: bool) -> None:
-    """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 otherwise.
+    """Check RUN against a baseline: exit 0 when nothing is significantly worse beyond --min-effect, 1 when something is.
 
-    The points that got worse are named; exit status 2 when the two share no point. A
-    baseline of several replicate runs tells check how much runs vary by themselves, as do
-    stored earlier runs of the same configuration (--no-history ignores those).
+    The points that got worse are named; exit status 2 when the two share no point; exit status 3
+    when check cannot judge: a point that got worse by --min-effect or more was held because the
+    host was too busy or changed state, or no point could be judged at all (figures measured once
+    on each side). A baseline of several replicate runs tells check how much runs vary by
+    themselves, as do stored earlier runs of the same configuration (--no-history ignores those).
     """
+    from fabricbench.analysis.compare import CANNOT_JUDGE, check_verdict
     from fabricbench.analysis.compare import describe_point
 
     if junit:
@@ -237,7 +251,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
     if not result.series:
         raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
                          f"point. {result.mismatch_text}".strip())
-    worse = result.flagged("worse")
+    verdict = check_verdict(result)
+    worse = list(verdict.worse)
     if junit:
         from fabricbench.report.dashboards import to_junit
         from fabricbench.report.files import write_text
@@ -245,8 +260,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
         write_text(junit, to_junit(result, base.name, min_effect))
     if as_json:
         data = result.to_dict()
-        data.update(baseline=base.to_dict(), ok=not worse, worse=[describe_point(s, p) for s, p in worse],
-                    history_ignored=no_history, noise_note=result.noise_note(no_history))
+        data.update(baseline=base.to_dict(), ok=verdict.exit_status == 0, worse=[describe_point(s, p) for s, p in worse],
+                    check=verdict.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history))
         print_json(data)
     else:
         console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' ({_side_text(result.a_runs)})   ",
@@ -271,14 +286,19 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
             console.print(Text(result.host_note(), style="yellow"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
-        for verdict in ("isolated", "host changed", "host busy"):
-            for s, p in result.flagged(verdict):
+        for held in ("isolated", "host changed", "host busy"):
+            for s, p in result.flagged(held):
                 if p.improvement is not None and p.improvement < 0:
-                    console.print(Text(f"{verdict}: {describe_point(s, p)}", style="yellow"))
+                    console.print(Text(f"{held}: {describe_point(s, p)}", style="yellow"))
         if worse:
             console.print(Text(f"FAIL: {len(worse)} point(s) significantly worse than baseline '{base.name}' "
                                f"by {numbers.short(min_effect)}% or more.", style="bold red"))
+        elif verdict.status == CANNOT_JUDGE:
+            why = (f"{len(verdict.held)} point(s) worse by {numbers.short(min_effect)}% or more were held because of the host "
+                   "(too busy, or changed state); rerun on a quieter host" if verdict.held else
+                   "no point could be judged (measure with --repeat N, or against a baseline of several runs)")
+            console.print(Text(f"CANNOT JUDGE against baseline '{base.name}': {why}.", style="bold yellow"))
         else:
             console.print(Text(f"OK: nothing significantly worse than baseline '{base.name}' by {numbers.short(min_effect)}% or more.",
                                style="bold green"))
-    ctx.exit(1 if worse else 0)
+    ctx.exit(verdict.exit_status)

@@ -2,7 +2,7 @@
 ``fabricbench compare``), what could confound them, and what could not be compared."""
 from __future__ import annotations
 
-from fabricbench.analysis.compare import describe_point, single_row
+from fabricbench.analysis.compare import check_verdict, describe_point, single_row
 from fabricbench.report.blocks import fmt_value
 from fabricbench.numbers import percent
 from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
@@ -15,11 +15,13 @@ def build(ctx):
     if base is None or len(ctx.runs) < 2:
         return None
     section = Section("comparison", f"Comparison with '{base.name}'")
-    section.intro = ("Medians are compared with their 95% confidence intervals; a point is called better or worse "
+    section.intro = ("Each point's figure of record is compared with its 95% confidence interval (the median; for "
+                     "bandwidth the rate over all iterations); a point is called better or worse "
                      "only when the difference is significant after correcting for the number of points compared "
                      "(Holm) and at least 3%, allowing for how much identical runs differ (from the stored runs of "
                      "the same configuration, as fabricbench compare does). Points without a recorded spread are "
-                     "shown but not judged.")
+                     "shown but not judged. 'Check' is what fabricbench check against this baseline answers: ok, worse, "
+                     "or cannot judge (a worse point held because of the host, or nothing judgeable).")
     rows = []
     for r in ctx.runs:
         if r is base:
@@ -27,10 +29,11 @@ def build(ctx):
         comp = ctx.comparison(r)
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
                      str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed", "host busy"))),
-                     str(sum(1 for _s, p in comp.points if p.significant is None)), comp.summary(base.name, r.name)])
+                     str(sum(1 for _s, p in comp.points if p.significant is None)), check_verdict(comp).status,
+                     comp.summary(base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
                        Column("Not called different", "points"), Column("Not judged", "points"),
-                       Column("Summary", align="left")], rows))
+                       Column("Check", align="left"), Column("Summary", align="left")], rows))
     for r in ctx.runs:
         if r is base:
             continue
