@@ -33,6 +33,7 @@ FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec")
 
 static int fb_thread_level;
 static pthread_t fb_main_thread;
+static fb_tls_t *fb_main_tls; /* the MPI_Init thread's fb_tls */
 
 static void fb_busy_enter(void);
 static void fb_busy_leave(void);
@@ -64,6 +65,21 @@ fb_thread_t *fb_thread_claim(void)
     if (fb.initialized && !pthread_equal(pthread_self(), fb_main_thread) && fb_thread_level < MPI_THREAD_SERIALIZED)
         __atomic_store_n(&fb_self->outside_level, 1, __ATOMIC_RELAXED);
     return fb_self;
+}
+
+/* fb.on changed (MPI_Init, MPI_Pcontrol, MPI_Finalize): the MPI_Init thread's idle depth
+ * becomes 0 (its calls take the fast path) while fb.on is 1, FB_IDLE_SLOW otherwise (they
+ * take fb_enter_slow, which looks at fb.on). Its nesting is kept (MPICH's Fortran MPI_INIT
+ * calls the C MPI_Init inside it). Called outside any recorded call: the thread is not
+ * inside MPI then, or another thread calls MPI_Pcontrol under MPI_THREAD_SERIALIZED. */
+void fb_main_gate(void)
+{
+    fb_tls_t *t = fb_main_tls;
+    if (!t)
+        return;
+    int idle = __atomic_load_n(&fb.on, __ATOMIC_RELAXED) == 1 ? 0 : FB_IDLE_SLOW;
+    t->depth += idle - t->idle;
+    t->idle = idle;
 }
 
 /* A call before MPI_Init: counted (no table or clock is set up yet), reported apart. */
@@ -819,8 +835,7 @@ void fb_init(void)
     fb_main_thread = pthread_self();
     fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
     me->main = 1;
-    fb_depth -= fb_tls.idle; /* its calls take the fast path: idle is 0 (nesting kept, as */
-    fb_tls.idle = 0;         /* when MPICH's Fortran MPI_INIT calls the C MPI_Init here) */
+    fb_main_tls = &fb_tls; /* its calls take the fast path while fb.on is 1 (fb_main_gate) */
 
     fb.main_tid = (long)syscall(SYS_gettid);
     fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
@@ -831,6 +846,7 @@ void fb_init(void)
     fb.win_origin = fb.init_tick;
     fb.win_shift = FB_WIN_SHIFT0;
     fb.on = fb.threaded || !fb.use_tsc ? 2 : 1;
+    fb_main_gate();
 }
 
 /* MPI_Pcontrol(level) marks a phase boundary; level 0 also stops recording until the next
@@ -846,6 +862,7 @@ void fb_pcontrol(int level)
     if (i < FB_NMARKS)
         fb_marks[i] = (fb_mark_t){fb_now(), level};
     fb.on = level == 0 ? 0 : fb.threaded || !fb.use_tsc ? 2 : 1;
+    fb_main_gate();
 }
 
 /* ------------------------------------------------------------------ aggregation */
@@ -1516,6 +1533,7 @@ void fb_finalize(void)
     if (!fb.initialized || fb.finalized || !fb.stats)
         return;
     fb.on = 0;
+    fb_main_gate();
     fb.finalized = 1;
     uint64_t end_tick = fb_now();
     struct timespec end_ts;

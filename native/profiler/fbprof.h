@@ -181,7 +181,9 @@ _Static_assert(FB_NCALLS < 511 && FB_NBINS <= 128, "call id + 1 and size bin fit
 extern FB_HIDDEN fb_state_t fb;
 /* The calling thread's state, one thread-local block (one address to find):
  * depth: idle when outside MPI, FB_UNCLAIMED before its first call, else inside one;
- * idle: 0 for the thread that called MPI_Init, FB_IDLE_SLOW for any other;
+ * idle: 0 for the thread that called MPI_Init while fb.on is 1, FB_IDLE_SLOW for any other
+ * thread and for that one while fb.on is not 1 (fb_main_gate), so that the fast path needs
+ * no look at fb.on;
  * self: its slot for its MPI time. The fast path (idle 0) leaves the MPI_Init thread's
  * time to MPI_Finalize: the calls' total minus the other threads' and the slow calls'. */
 typedef struct {
@@ -206,6 +208,7 @@ FB_HIDDEN void fb_preq_forget(MPI_Request req);
 FB_HIDDEN int fb_fortran_in_place(const void *p);
 FB_HIDDEN void fb_fortran_missing(const char *symbol) __attribute__((noreturn));
 FB_HIDDEN fb_thread_t *fb_thread_claim(void);
+FB_HIDDEN void fb_main_gate(void);
 FB_HIDDEN int fb_enter_slow(int id);
 FB_HIDDEN void fb_record_slow(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t key);
 FB_HIDDEN void fb_record_mt(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes);
@@ -233,7 +236,9 @@ FB_INLINE uint64_t fb_now(void)
  * (fb_busy_* in fb_enter_slow and fb_record_mt), not the sum of the calls. */
 FB_INLINE int fb_enter_fast(void)
 {
-    if (FB_LIKELY(__atomic_load_n(&fb.on, __ATOMIC_RELAXED) == 1) && FB_LIKELY(fb_depth == 0)) {
+    /* One thread-local word says it all: depth 0 only on the MPI_Init thread, outside MPI,
+     * while recording is on the fast path (fb.on 1; fb_main_gate keeps it so). */
+    if (FB_LIKELY(fb_depth == 0)) {
         fb_depth = 1;
         return 1;
     }
