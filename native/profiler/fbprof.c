@@ -29,7 +29,7 @@
 #define FB_SYMBOL 96
 
 FB_HIDDEN fb_state_t fb;
-FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec"))) = {FB_UNCLAIMED, FB_IDLE_SLOW, NULL};
+FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec"))) = {.depth = FB_UNCLAIMED, .idle = FB_IDLE_SLOW};
 
 static int fb_thread_level;
 static pthread_t fb_main_thread;
@@ -93,9 +93,9 @@ static void fb_before_init(int id)
  * before MPI_Init (counted). */
 int fb_enter_slow(int id)
 {
-    if (FB_UNLIKELY(fb_depth >= FB_UNCLAIMED))
+    if (FB_UNLIKELY(!fb_self)) /* depth FB_UNCLAIMED (a fast-path call's depth is a tick) */
         fb_thread_claim();
-    if (fb_depth != fb_tls.idle)
+    if (fb_depth != (uint64_t)fb_tls.idle)
         return 0;
     if (fb.on) {
         fb_depth = 1;
@@ -401,6 +401,37 @@ void fb_type_sizes_forget(void)
 {
     if (fb.tsizes && !fb.threaded)
         memset(fb.tsizes, 0, FB_NTSIZES * sizeof *fb.tsizes);
+    /* The fast path's last datatype (the MPI_Init thread's; MPI_Type_free from another
+     * thread comes under MPI_THREAD_SERIALIZED at most, when that one is not in MPI). */
+    fb_tls.type_key = fb_tls.type_size = 0;
+    if (fb_main_tls)
+        fb_main_tls->type_key = fb_main_tls->type_size = 0;
+}
+
+/* fb_p2p_fast's other cases, the whole record as any wrapper makes it (the fast path's
+ * span: the MPI_Init thread, single-threaded, TSC); returns the wrapper's return code. */
+__attribute__((cold, noinline)) int fb_p2p_cold(int id, void *ra, uint64_t t0, uint64_t t1, int is_send)
+{
+    fb_span_t sp = {ra, t0, t1, 1};
+    uint64_t tkey = 0;
+    memcpy(&tkey, &fb_tls.p2p_type, sizeof(MPI_Datatype) < sizeof tkey ? sizeof(MPI_Datatype) : sizeof tkey);
+    if (tkey != fb_tls.type_key) /* also for a count of 0: the next call finds it */
+        fb_type_size_remember(fb_tls.p2p_type);
+    if (is_send)
+        fb_rec_send(id, sp, 0, fb_tls.p2p_count, fb_tls.p2p_type, fb_tls.p2p_peer, fb_tls.p2p_comm);
+    else
+        fb_rec_recv(id, sp, 0, fb_tls.p2p_count, fb_tls.p2p_type);
+    return fb_tls.rc;
+}
+
+/* fb_bytes_fast's other datatype: its size, kept as the thread's last one. */
+__attribute__((cold, noinline)) uint64_t fb_type_size_remember(MPI_Datatype type)
+{
+    uint64_t size = fb_type_size(type), key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    fb_tls.type_key = key;
+    fb_tls.type_size = size;
+    return size;
 }
 
 /* ------------------------------------------------------------------ handle tables
