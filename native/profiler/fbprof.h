@@ -275,6 +275,7 @@ FB_INLINE uint64_t fb_tsc(void)
 FB_INLINE void fb_start_fast(void)
 {
     fb_depth = fb_tsc(); /* the TSC is far from 0 and from FB_IDLE_SLOW once a program runs */
+    __asm__ __volatile__("" ::: "memory"); /* what PMPI is passed from fb_tls is read from there */
 }
 
 FB_INLINE void fb_leave_fast(void)

@@ -284,8 +284,10 @@ def c_wrapper(call: Call) -> str:
         # fb_p2p_fast records, or hands everything rarer to fb_p2p_cold as a tail call.
         keep = ["count", "type", "peer", "comm"][:len(exprs)]
         lines += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
+        # PMPI takes the datatype back from there: rdtsc overwrites the register it came in.
+        typed = ", ".join("fb_tls.p2p_type" if a is call.by_role.get("type") else a.name for a in call.args)
         lines += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
-                  f"    fb_tls.rc = P{call.name}({names});",
+                  f"    fb_tls.rc = P{call.name}({typed});",
                   f"    return fb_p2p_fast({call.ident}, __builtin_return_address(0), {int(call.kind == 'send')});",
                   "}", ""]
         return "\n".join(lines)
