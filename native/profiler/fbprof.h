@@ -490,7 +490,8 @@ FB_INLINE int fb_p2p_fast(int id, void *ra, int is_send)
     if (FB_UNLIKELY(tkey != fb_tls.type_key) || (is_send && FB_UNLIKELY(fb_tls.p2p_comm != MPI_COMM_WORLD)))
         return fb_p2p_cold(id, ra, t0, t1, is_send);
     int count = fb_tls.p2p_count;
-    uint64_t bytes = count > 0 ? (uint64_t)count * fb_tls.type_size : 0, dt = t1 - t0;
+    uint64_t n = count > 0 ? (uint64_t)count : 0; /* a conditional move, not a branch */
+    uint64_t bytes = n * fb_tls.type_size, dt = t1 - t0;
     uint64_t key = fb_slot_key(id, ra, fb_bin(bytes));
     fb_slot_t *s = &fb.slots[fb_slot_hash(key)];
     if (FB_UNLIKELY(s->key != key) || FB_UNLIKELY(t1 >= s->wend))
