@@ -184,3 +184,17 @@ def test_a_datatype_freed_while_recording_is_off_is_not_sized_from_the_cache(pro
     sends = sorted((row[2], row[3], row[4]) for row in profile["calls"] if row[0] == 0 and row[1] == "MPI_Send")
     assert sends == [(4, 1, 8), (5, 1, 16)]  # (size bin, count, bytes): 8 B, then 16 B
     assert not [row for row in profile["calls"] if row[1] == "MPI_Type_free"]  # made while recording was off
+
+
+@pytest.mark.mpi
+def test_point_to_point_counts_alike_on_the_fast_and_the_out_of_line_path(program, tmp_path):
+    """Sends on a communicator whose ranks are not world ranks, datatypes alternating and a
+    0 count take the wrappers' out-of-line path; the rest the fast path: one record."""
+    exe = tmp_path / "p2p_paths"
+    subprocess.run([MPICC, "-O1", "-o", str(exe), str(DATA / "p2p_paths.c")], check=True, timeout=TIMEOUT)
+    rc, profile, reason = run_profiled(mpirun_argv(2, exe), tmp_path / "profile.json", timeout=TIMEOUT)
+    assert rc == 0 and profile is not None, reason
+    for rank, call in ((0, "MPI_Send"), (1, "MPI_Recv")):
+        rows = sorted((row[2], row[3], row[4]) for row in profile["calls"] if row[0] == rank and row[1] == call)
+        assert rows == [(0, 1, 0), (3, 5, 20), (4, 2, 16)], (rank, rows)  # (size bin, count, bytes)
+    assert [row for row in profile["matrix"]["p2p"]] == [[0, 1, 8, 36]]

@@ -29,10 +29,11 @@
 #define FB_SYMBOL 96
 
 FB_HIDDEN fb_state_t fb;
-FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec"))) = {FB_UNCLAIMED, FB_IDLE_SLOW, NULL};
+FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec"))) = {.depth = FB_UNCLAIMED, .idle = FB_IDLE_SLOW};
 
 static int fb_thread_level;
 static pthread_t fb_main_thread;
+static fb_tls_t *fb_main_tls; /* the MPI_Init thread's fb_tls */
 
 static void fb_busy_enter(void);
 static void fb_busy_leave(void);
@@ -66,6 +67,21 @@ fb_thread_t *fb_thread_claim(void)
     return fb_self;
 }
 
+/* fb.on changed (MPI_Init, MPI_Pcontrol, MPI_Finalize): the MPI_Init thread's idle depth
+ * becomes 0 (its calls take the fast path) while fb.on is 1, FB_IDLE_SLOW otherwise (they
+ * take fb_enter_slow, which looks at fb.on). Its nesting is kept (MPICH's Fortran MPI_INIT
+ * calls the C MPI_Init inside it). Called outside any recorded call: the thread is not
+ * inside MPI then, or another thread calls MPI_Pcontrol under MPI_THREAD_SERIALIZED. */
+void fb_main_gate(void)
+{
+    fb_tls_t *t = fb_main_tls;
+    if (!t)
+        return;
+    int idle = __atomic_load_n(&fb.on, __ATOMIC_RELAXED) == 1 ? 0 : FB_IDLE_SLOW;
+    t->depth += idle - t->idle;
+    t->idle = idle;
+}
+
 /* A call before MPI_Init: counted (no table or clock is set up yet), reported apart. */
 static void fb_before_init(int id)
 {
@@ -77,9 +93,9 @@ static void fb_before_init(int id)
  * before MPI_Init (counted). */
 int fb_enter_slow(int id)
 {
-    if (FB_UNLIKELY(fb_depth >= FB_UNCLAIMED))
+    if (FB_UNLIKELY(!fb_self)) /* depth FB_UNCLAIMED (a fast-path call's depth is a tick) */
         fb_thread_claim();
-    if (fb_depth != fb_tls.idle)
+    if (fb_depth != (uint64_t)fb_tls.idle)
         return 0;
     if (fb.on) {
         fb_depth = 1;
@@ -385,6 +401,37 @@ void fb_type_sizes_forget(void)
 {
     if (fb.tsizes && !fb.threaded)
         memset(fb.tsizes, 0, FB_NTSIZES * sizeof *fb.tsizes);
+    /* The fast path's last datatype (the MPI_Init thread's; MPI_Type_free from another
+     * thread comes under MPI_THREAD_SERIALIZED at most, when that one is not in MPI). */
+    fb_tls.type_key = fb_tls.type_size = 0;
+    if (fb_main_tls)
+        fb_main_tls->type_key = fb_main_tls->type_size = 0;
+}
+
+/* fb_p2p_fast's other cases, the whole record as any wrapper makes it (the fast path's
+ * span: the MPI_Init thread, single-threaded, TSC); returns the wrapper's return code. */
+__attribute__((cold, noinline)) int fb_p2p_cold(int id, void *ra, uint64_t t0, uint64_t t1, int is_send)
+{
+    fb_span_t sp = {ra, t0, t1, 1};
+    uint64_t tkey = 0;
+    memcpy(&tkey, &fb_tls.p2p_type, sizeof(MPI_Datatype) < sizeof tkey ? sizeof(MPI_Datatype) : sizeof tkey);
+    if (tkey != fb_tls.type_key) /* also for a count of 0: the next call finds it */
+        fb_type_size_remember(fb_tls.p2p_type);
+    if (is_send)
+        fb_rec_send(id, sp, 0, fb_tls.p2p_count, fb_tls.p2p_type, fb_tls.p2p_peer, fb_tls.p2p_comm);
+    else
+        fb_rec_recv(id, sp, 0, fb_tls.p2p_count, fb_tls.p2p_type);
+    return fb_tls.rc;
+}
+
+/* fb_bytes_fast's other datatype: its size, kept as the thread's last one. */
+__attribute__((cold, noinline)) uint64_t fb_type_size_remember(MPI_Datatype type)
+{
+    uint64_t size = fb_type_size(type), key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    fb_tls.type_key = key;
+    fb_tls.type_size = size;
+    return size;
 }
 
 /* ------------------------------------------------------------------ handle tables
@@ -819,8 +866,7 @@ void fb_init(void)
     fb_main_thread = pthread_self();
     fb_thread_t *me = fb_self ? fb_self : fb_thread_claim();
     me->main = 1;
-    fb_depth -= fb_tls.idle; /* its calls take the fast path: idle is 0 (nesting kept, as */
-    fb_tls.idle = 0;         /* when MPICH's Fortran MPI_INIT calls the C MPI_Init here) */
+    fb_main_tls = &fb_tls; /* its calls take the fast path while fb.on is 1 (fb_main_gate) */
 
     fb.main_tid = (long)syscall(SYS_gettid);
     fb.run_delay_at_init = fb_run_delay_ns(fb.main_tid);
@@ -831,6 +877,7 @@ void fb_init(void)
     fb.win_origin = fb.init_tick;
     fb.win_shift = FB_WIN_SHIFT0;
     fb.on = fb.threaded || !fb.use_tsc ? 2 : 1;
+    fb_main_gate();
 }
 
 /* MPI_Pcontrol(level) marks a phase boundary; level 0 also stops recording until the next
@@ -846,6 +893,7 @@ void fb_pcontrol(int level)
     if (i < FB_NMARKS)
         fb_marks[i] = (fb_mark_t){fb_now(), level};
     fb.on = level == 0 ? 0 : fb.threaded || !fb.use_tsc ? 2 : 1;
+    fb_main_gate();
 }
 
 /* ------------------------------------------------------------------ aggregation */
@@ -1516,6 +1564,7 @@ void fb_finalize(void)
     if (!fb.initialized || fb.finalized || !fb.stats)
         return;
     fb.on = 0;
+    fb_main_gate();
     fb.finalized = 1;
     uint64_t end_tick = fb_now();
     struct timespec end_ts;

@@ -180,13 +180,24 @@ _Static_assert(FB_NCALLS < 511 && FB_NBINS <= 128, "call id + 1 and size bin fit
 
 extern FB_HIDDEN fb_state_t fb;
 /* The calling thread's state, one thread-local block (one address to find):
- * depth: idle when outside MPI, FB_UNCLAIMED before its first call, else inside one;
- * idle: 0 for the thread that called MPI_Init, FB_IDLE_SLOW for any other;
+ * depth: idle when outside MPI, FB_UNCLAIMED before its first call, the start tick (TSC)
+ * during a fast-path call (one store marks the thread inside MPI and keeps the clock), else
+ * inside one (nested calls see it non-idle and are not recorded twice);
+ * idle: 0 for the thread that called MPI_Init while fb.on is 1, FB_IDLE_SLOW for any other
+ * thread and for that one while fb.on is not 1 (fb_main_gate), so that the fast path needs
+ * no look at fb.on;
+ * rc, type_key, type_size: the fast path's (the MPI_Init thread's);
  * self: its slot for its MPI time. The fast path (idle 0) leaves the MPI_Init thread's
  * time to MPI_Finalize: the calls' total minus the other threads' and the slow calls'. */
 typedef struct {
-    int depth, idle;
+    uint64_t depth;               /* in a fast-path call: its start tick (never 0, nor idle) */
+    int idle;
+    int rc;                       /* the fast path's PMPI return code (not kept in a register) */
+    int p2p_count, p2p_peer;      /* the fast path's point-to-point arguments, kept across PMPI */
+    MPI_Datatype p2p_type;
+    MPI_Comm p2p_comm;
     fb_thread_t *self;
+    uint64_t type_key, type_size; /* the fast path's last datatype and its size (fb_bytes_fast) */
 } fb_tls_t;
 extern FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec")));
 #define fb_depth (fb_tls.depth)
@@ -206,11 +217,14 @@ FB_HIDDEN void fb_preq_forget(MPI_Request req);
 FB_HIDDEN int fb_fortran_in_place(const void *p);
 FB_HIDDEN void fb_fortran_missing(const char *symbol) __attribute__((noreturn));
 FB_HIDDEN fb_thread_t *fb_thread_claim(void);
+FB_HIDDEN void fb_main_gate(void);
 FB_HIDDEN int fb_enter_slow(int id);
 FB_HIDDEN void fb_record_slow(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes, uint64_t key);
 FB_HIDDEN void fb_record_mt(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes);
 FB_HIDDEN uint64_t fb_type_size_slow(MPI_Datatype type);
 FB_HIDDEN void fb_type_sizes_forget(void);
+FB_HIDDEN uint64_t fb_type_size_remember(MPI_Datatype type);
+FB_HIDDEN int fb_p2p_cold(int id, void *ra, uint64_t t0, uint64_t t1, int is_send);
 
 /* ---------------------------------------------------------------- timing */
 
@@ -233,16 +247,19 @@ FB_INLINE uint64_t fb_now(void)
  * (fb_busy_* in fb_enter_slow and fb_record_mt), not the sum of the calls. */
 FB_INLINE int fb_enter_fast(void)
 {
-    if (FB_LIKELY(__atomic_load_n(&fb.on, __ATOMIC_RELAXED) == 1) && FB_LIKELY(fb_depth == 0)) {
-        fb_depth = 1;
-        return 1;
-    }
-    return 0;
+    /* One thread-local word says it all: 0 only on the MPI_Init thread, outside MPI, while
+     * recording is on the fast path (fb.on 1; fb_main_gate keeps it so). The wrapper then
+     * stores its start tick there (fb_start_fast). */
+    return FB_LIKELY(fb_depth == 0);
 }
 
 FB_INLINE int fb_enter(int id)
 {
-    return fb_enter_fast() || fb_enter_slow(id);
+    if (fb_enter_fast()) {
+        fb_depth = 1;
+        return 1;
+    }
+    return fb_enter_slow(id);
 }
 
 /* The fast path's clock: fb.on is 1 only where the TSC is used. */
@@ -253,6 +270,12 @@ FB_INLINE uint64_t fb_tsc(void)
 #else
     return fb_now();
 #endif
+}
+
+FB_INLINE void fb_start_fast(void)
+{
+    fb_depth = fb_tsc(); /* the TSC is far from 0 and from FB_IDLE_SLOW once a program runs */
+    __asm__ __volatile__("" ::: "memory"); /* what PMPI is passed from fb_tls is read from there */
 }
 
 FB_INLINE void fb_leave_fast(void)
@@ -269,7 +292,9 @@ FB_INLINE void fb_leave(void)
 
 FB_INLINE unsigned fb_bin(uint64_t bytes)
 {
-    return bytes ? 64u - (unsigned)__builtin_clzll(bytes) : 0u;
+    /* bytes ? 64 - clz(bytes) : 0 without a branch (one lea and one bsr); a call moves
+     * fewer than 2^63 bytes. */
+    return 63u - (unsigned)__builtin_clzll(2 * bytes + 1);
 }
 
 FB_INLINE unsigned fb_slot_hash(uint64_t key)
@@ -347,6 +372,24 @@ FB_INLINE uint64_t fb_bytes(int count, MPI_Datatype type)
     return count > 0 ? (uint64_t)count * fb_type_size(type) : 0;
 }
 
+/* The fast path's (MPI_Init thread, not MPI_THREAD_MULTIPLE) bytes: the last datatype it saw
+ * and its size are kept in its thread-local block, so that a loop sending one type touches
+ * no cache line of the table; another type is fb_type_size_remember's. */
+FB_INLINE uint64_t fb_bytes_fast(int count, MPI_Datatype type)
+{
+    uint64_t key = 0;
+    memcpy(&key, &type, sizeof type < sizeof key ? sizeof type : sizeof key);
+    if (count <= 0)
+        return 0;
+    uint64_t size = FB_LIKELY(key == fb_tls.type_key) ? fb_tls.type_size : fb_type_size_remember(type);
+    return (uint64_t)count * size;
+}
+
+FB_INLINE uint64_t fb_bytes_sp(int count, MPI_Datatype type, int fast)
+{
+    return fast ? fb_bytes_fast(count, type) : fb_bytes(count, type);
+}
+
 FB_INLINE const fb_comm_t *fb_comm(MPI_Comm comm)
 {
     if (FB_LIKELY(comm == MPI_COMM_WORLD))
@@ -415,18 +458,52 @@ FB_INLINE void fb_rec_moved(int id, fb_span_t sp, int layer, uint64_t bytes, int
 }
 
 /* Point-to-point send (also Sendrecv: the send half): message size and a matrix entry. */
+FB_INLINE int fb_p2p_peer(int peer, MPI_Comm comm)
+{
+    /* MPI_COMM_WORLD's ranks are world ranks (fb_matrix_add_sp checks the range). */
+    return comm == MPI_COMM_WORLD ? peer : peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1;
+}
+
 FB_INLINE void fb_rec_send(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type, int peer, MPI_Comm comm)
 {
     FB_UNUSED(is_f);
-    /* MPI_COMM_WORLD's ranks are world ranks (fb_matrix_add_sp checks the range). */
-    int world_peer = comm == MPI_COMM_WORLD ? peer : peer >= 0 ? fb_world_of(fb_comm(comm), peer) : -1;
-    fb_rec_moved(id, sp, FB_L_P2P, fb_bytes(count, type), world_peer);
+    fb_rec_moved(id, sp, FB_L_P2P, fb_bytes_sp(count, type, sp.fast), fb_p2p_peer(peer, comm));
 }
 
 FB_INLINE void fb_rec_recv(int id, fb_span_t sp, int is_f, int count, MPI_Datatype type)
 {
     FB_UNUSED(is_f);
-    fb_record(id, sp, fb_bytes(count, type));
+    fb_record(id, sp, fb_bytes_sp(count, type, sp.fast));
+}
+
+/* The fast path's point-to-point record (MPI_Send, MPI_Recv, ...: the arguments wait in
+ * fb_tls.p2p_*, the return code in fb_tls.rc): a message on MPI_COMM_WORLD of the thread's
+ * last datatype whose slot is in its window. Anything else (another communicator or
+ * datatype, a slot to find or make, a window ending) is fb_p2p_cold's, reached by a tail
+ * call, so that no value waits in a register across a call: the wrapper saves one register. */
+FB_INLINE int fb_p2p_fast(int id, void *ra, int is_send)
+{
+    uint64_t t1 = fb_tsc(), t0 = fb_depth;
+    fb_leave_fast();
+    uint64_t tkey = 0;
+    memcpy(&tkey, &fb_tls.p2p_type, sizeof(MPI_Datatype) < sizeof tkey ? sizeof(MPI_Datatype) : sizeof tkey);
+    if (FB_UNLIKELY(tkey != fb_tls.type_key) || (is_send && FB_UNLIKELY(fb_tls.p2p_comm != MPI_COMM_WORLD)))
+        return fb_p2p_cold(id, ra, t0, t1, is_send);
+    int count = fb_tls.p2p_count;
+    uint64_t n = count > 0 ? (uint64_t)count : 0; /* a conditional move, not a branch */
+    uint64_t bytes = n * fb_tls.type_size, dt = t1 - t0;
+    uint64_t key = fb_slot_key(id, ra, fb_bin(bytes));
+    fb_slot_t *s = &fb.slots[fb_slot_hash(key)];
+    if (FB_UNLIKELY(s->key != key) || FB_UNLIKELY(t1 >= s->wend))
+        return fb_p2p_cold(id, ra, t0, t1, is_send);
+    s->count++;
+    s->ticks += dt;
+    s->bytes += bytes;
+    if (FB_UNLIKELY(dt < s->min)) s->min = dt;
+    if (FB_UNLIKELY(dt > s->max)) s->max = dt;
+    if (is_send)
+        fb_matrix_add_sp(FB_L_P2P, fb_tls.p2p_peer, bytes, 1); /* MPI_COMM_WORLD: world ranks */
+    return fb_tls.rc;
 }
 
 /* MPI-IO reads and writes: count x type of the buffer. */

@@ -277,13 +277,27 @@ def c_wrapper(call: Call) -> str:
              "    if (FB_UNLIKELY(!fb_enter_fast()))",
              f"        return fb_slow_{call.name}(__builtin_return_address(0){', ' + names if names else ''});"]
     lines += before
+    record = f"    fb_rec_{call.kind}({fast_args});"
+    if call.kind in ("send", "recv"):
+        # Point-to-point: the arguments the record needs wait in the thread-local block (one
+        # store each, one load after), not in registers saved and restored around PMPI.
+        # fb_p2p_fast records, or hands everything rarer to fb_p2p_cold as a tail call.
+        keep = ["count", "type", "peer", "comm"][:len(exprs)]
+        lines += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
+        # PMPI takes the datatype back from there: rdtsc overwrites the register it came in.
+        typed = ", ".join("fb_tls.p2p_type" if a is call.by_role.get("type") else a.name for a in call.args)
+        lines += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+                  f"    fb_tls.rc = P{call.name}({typed});",
+                  f"    return fb_p2p_fast({call.ident}, __builtin_return_address(0), {int(call.kind == 'send')});",
+                  "}", ""]
+        return "\n".join(lines)
     lines += [
-        "    uint64_t fb_t0 = fb_tsc();",
-        f"    int fb_rc = P{call.name}({names});",
-        "    fb_span_t fb_sp = {__builtin_return_address(0), fb_t0, fb_tsc(), 1};",
+        "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+        f"    fb_tls.rc = P{call.name}({names});",
+        "    fb_span_t fb_sp = {__builtin_return_address(0), fb_depth, fb_tsc(), 1};",
         "    fb_leave_fast();",
-        f"    fb_rec_{call.kind}({fast_args});",
-        "    return fb_rc;",
+        record,
+        "    return fb_tls.rc;",
         "}",
         "",
     ]
