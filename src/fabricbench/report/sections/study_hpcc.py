@@ -17,7 +17,7 @@ from fabricbench.analysis.direction import lower_is_better
 from fabricbench.analysis.hpcc_sections import TESTS
 from fabricbench.analysis.study_hpcc import CANNOT_JUDGE, figure_rows, link_factor, profile_rows
 from fabricbench import numbers as fmt
-from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Report, Section, Table
+from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Report, Section, Table
 
 SENTENCE_KEYS = ("PTRANS_GBs", "MPIRandomAccess_GUPs", "MPIRandomAccess_LCG_GUPs", "MPIFFT_Gflops", "HPL_Tflops",
                  "StarDGEMM_Gflops", "StarSTREAM_Triad", "RandomlyOrderedRingLatency_usec",
@@ -120,8 +120,8 @@ def results_section(data: Dict[str, Any], rows: List[Dict[str, Any]], plot_forma
                               for r in headline], run_color(i + 1)) for i, name in enumerate(fabrics[1:])]
             res = bar_plot([r["display"] for r in headline], groups, f"HPCC: % better than {base}",
                            "% better (positive = better)", fmt=plot_format, limit=900.0)
-            section.add(Figure("study-hpcc-better", f"HPCC: % better than {base}", res.data, res.fmt,
-                               alt="HPCC percent better per figure and fabric"))
+            section.add(res.figure("study-hpcc-better", f"HPCC: % better than {base}",
+                                   alt="HPCC percent better per figure and fabric"))
         except ImportError:  # matplotlib missing: the table says it all
             pass
     return section
@@ -209,8 +209,8 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
                    run_color(i)) for i, name in enumerate(fabrics)]
         res = bar_plot(tests, groups, "Leading call's share of MPI time per HPCC test", "% of the test's MPI time",
                        fmt=plot_format, zero_line=False)
-        section.add(Figure("study-hpcc-profile", "Leading call's share of MPI time per HPCC test", res.data, res.fmt,
-                           alt="share of MPI time of each test's leading call per fabric"))
+        section.add(res.figure("study-hpcc-profile", "Leading call's share of MPI time per HPCC test",
+                               alt="share of MPI time of each test's leading call per fabric"))
     except ImportError:
         pass
     return section

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 from fabricbench.analysis.record import figure_of_record
 from fabricbench.analysis.study_hpcc import figure_rows
 from fabricbench import numbers as fmt
-from fabricbench.report.model import BulletList, Column, Figure, Notice, Paragraph, Report, Section, Table
+from fabricbench.report.model import BulletList, Column, Notice, Paragraph, Report, Section, Table
 from fabricbench.report.sections.study_hpcc import figure_sentence, verdict_words
 
 HPCC_SHOWN = ("HPL_Tflops", "PTRANS_GBs", "MPIRandomAccess_GUPs", "MPIFFT_Gflops", "StarSTREAM_Triad",
@@ -119,7 +119,7 @@ def mpi_section(data: Dict[str, Any], plot_format: str) -> Section:
                     curves.append(Curve(name, xs, ys, color=run_color(i)))
             if curves:
                 res = line_plot(curves, title, ylabel=ylabel, fmt=plot_format, logy=key == "latency")
-                section.add(Figure(f"site-{key}", title, res.data, res.fmt, alt=f"{title} per fabric"))
+                section.add(res.figure(f"site-{key}", title, alt=f"{title} per fabric"))
     except ImportError:
         pass
     return section
@@ -198,8 +198,8 @@ def transfer_section(data: Dict[str, Any], plot_format: str) -> Section:
         if curves:
             res = line_plot(curves, "Aggregate throughput of one server", xlabel="readers", ylabel="MB/s",
                             logx=False, logy=False, sizes=False, fmt=plot_format)
-            section.add(Figure("site-transfer", "Aggregate throughput of one server", res.data, res.fmt,
-                               alt="aggregate throughput against reader count"))
+            section.add(res.figure("site-transfer", "Aggregate throughput of one server",
+                                   alt="aggregate throughput against reader count"))
     except ImportError:
         pass
     return section
