@@ -104,14 +104,8 @@ static void coll_run(void *state, long long first, long long count)
     }
 }
 
-static void coll_between(void *state)
-{
-    (void)state;
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
 /* Bytes per iteration region of the send and receive buffers for a size. */
-static void region_bytes(enum coll kind, int np, long long size, size_t *send, size_t *recv)
+static void region_bytes(int kind, int np, long long size, size_t *send, size_t *recv)
 {
     size_t one = (size_t)size, all = (size_t)size * (size_t)np;
     *send = *recv = one;
@@ -131,45 +125,17 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
     s.kind = kind;
     s.root = ctx->opt.root;
 
-    size_t send_max, recv_max;
-    region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
-    fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
-    fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
+    fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const int rooted = kind == BCAST || kind == REDUCE;
     const int reduction = kind == REDUCE || kind == ALLREDUCE || kind == REDUCE_SCATTER;
 
     for (int k = 0; k < ctx->nsizes; k++) {
         long long size = ctx->sizes[k];
-        size_t send_bytes, recv_bytes;
-        region_bytes(kind, ctx->np, size, &send_bytes, &recv_bytes);
-        fb_buf_use(&s.sbuf, send_bytes);
-        fb_buf_use(&s.rbuf, recv_bytes);
+        fb_coll_use(ctx, region_bytes, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
-        ctx->check.size = size;
-
-        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : coll_between, &s, 0};
-        fb_plan plan;
-        double elapsed;
-        fb_prepare(ctx, &kern, &plan);
-        double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
-        /* One sample per call on every rank (collectives are never batched), the same count
-         * on every rank (the plan and the guard's verdicts are shared). */
-        fb_point pt;
-        if (ctx->rank == 0) {
-            fb_point_init(&pt, "latency", "us", size);
-            pt.label = "Avg Latency";
-            if (rooted)
-                fb_json_int(&pt.params, "root", s.root);
-            if (reduction) {
-                fb_json_str(&pt.params, "datatype", "MPI_FLOAT");
-                fb_json_str(&pt.params, "op", "MPI_SUM");
-            }
-            fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
-        }
-        fb_per_call_point(ctx, &pt, samples, &plan, elapsed);
-        fb_emit(ctx, &pt, 1);
-        free(samples);
+        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : fb_barrier_between, &s, 0};
+        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, reduction, size_meaning[kind]);
     }
     fb_buf_free(&s.sbuf);
     fb_buf_free(&s.rbuf);

@@ -173,7 +173,7 @@ static double nbc_phase(fb_ctx *ctx, nbc_state *s, fb_plan *plan)
     return elapsed / (double)plan->iterations;
 }
 
-static void region_bytes(enum nbc kind, int np, long long size, size_t *send, size_t *recv)
+static void region_bytes(int kind, int np, long long size, size_t *send, size_t *recv)
 {
     size_t one = (size_t)size, all = (size_t)size * (size_t)np;
     *send = kind == IALLTOALL ? all : one;
@@ -189,13 +189,7 @@ static void nbc_point(fb_ctx *ctx, fb_point *pt, const char *metric, const char 
 {
     fb_point_init(pt, metric, unit, size);
     fb_per_rank_point(ctx, pt, per_rank, plan, over);
-    if (kind == IALLREDUCE) {
-        fb_json_str(&pt->params, "datatype", "MPI_FLOAT");
-        fb_json_str(&pt->params, "op", "MPI_SUM");
-    }
-    if (kind == IBCAST)
-        fb_json_int(&pt->params, "root", 0);
-    fb_json_str(&pt->params, "size_meaning", size_meaning[kind]);
+    fb_coll_params(pt, kind == IBCAST ? 0 : -1, kind == IALLREDUCE, size_meaning[kind]);
 }
 
 static void run_nbc(fb_ctx *ctx, enum nbc kind)
@@ -204,21 +198,14 @@ static void run_nbc(fb_ctx *ctx, enum nbc kind)
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
     s.kind = kind;
-    size_t send_max, recv_max;
-    region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
-    fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
-    fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
+    fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const double pace = chain_pace();
 
     for (int k = 0; k < ctx->nsizes; k++) {
         long long size = ctx->sizes[k];
-        size_t send_bytes, recv_bytes;
-        region_bytes(kind, ctx->np, size, &send_bytes, &recv_bytes);
-        fb_buf_use(&s.sbuf, send_bytes);
-        fb_buf_use(&s.rbuf, recv_bytes);
+        fb_coll_use(ctx, region_bytes, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
-        ctx->check.size = size;
 
         fb_plan pure_plan, plan;
         s.overlap = 0;
