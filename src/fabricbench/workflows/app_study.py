@@ -84,6 +84,8 @@ class AppStudySpec:
 
 @dataclass
 class AppStudyOutcome:
+    """A study of applications as it ran: its id, its runs' ids in order, how many repetitions failed."""
+
     study: str
     run_ids: List[int] = field(default_factory=list)
     failed: int = 0
