@@ -133,10 +133,8 @@ def sentences_section(data: Dict[str, Any], rows: List[Dict[str, Any]]) -> Secti
     section = Section("hpcc-findings", "What the study shows",
                       intro="The paper's sentences, computed from the runs, each with its verdict.")
     items = []
-    for key in SENTENCE_KEYS:
-        row = next((r for r in rows if r["key"] == key), None)
-        if row is None:
-            continue
+    by_key = {r["key"]: r for r in reversed(rows)}  # a key's first row
+    for row in (by_key[k] for k in SENTENCE_KEYS if k in by_key):
         for name in fabrics[1:]:
             text = figure_sentence(row, base, name)
             if text:
@@ -144,10 +142,7 @@ def sentences_section(data: Dict[str, Any], rows: List[Dict[str, Any]]) -> Secti
     section.add(BulletList(items) if items else Paragraph("No figure was measured on two fabrics."))
     factors = link_factor(data["rates"], fabrics)
     checks = []
-    for key in BANDWIDTH_BOUND:
-        row = next((r for r in rows if r["key"] == key), None)
-        if row is None:
-            continue
+    for row in (by_key[k] for k in BANDWIDTH_BOUND if k in by_key):
         for name in fabrics[1:]:
             a, b = row["fabrics"][base]["value"], row["fabrics"][name]["value"]
             if a and b and factors.get(name):
