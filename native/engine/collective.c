@@ -24,16 +24,6 @@
 
 enum coll { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER };
 
-static const char *const size_meaning[] = {
-    [BARRIER] = "no payload",
-    [BCAST] = "bytes broadcast from the root",
-    [REDUCE] = "bytes of MPI_FLOAT per rank, reduced to the root",
-    [ALLREDUCE] = "bytes of MPI_FLOAT per rank",
-    [ALLGATHER] = "bytes contributed by each rank (receive buffer: ranks x size)",
-    [ALLTOALL] = "bytes per destination block (send and receive buffers: ranks x size)",
-    [REDUCE_SCATTER] = "bytes of MPI_FLOAT each rank receives (MPI_Reduce_scatter_block; send: ranks x size)",
-};
-
 typedef struct {
     fb_ctx *ctx;
     enum coll kind;
@@ -135,7 +125,7 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
         fb_kernel kern = {coll_run, kind == BARRIER ? NULL : fb_barrier_between, &s, 0};
-        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, reduction, size_meaning[kind]);
+        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, reduction, ctx->bench->size_meaning);
     }
     fb_buf_free(&s.sbuf);
     fb_buf_free(&s.rbuf);

@@ -29,6 +29,7 @@ typedef struct fb_bench {
     const char *name;
     const char *family;
     const char *summary;
+    const char *size_meaning;     /* collectives: what a size is, in their points' params */
     const char *metrics[FB_MAX_METRICS]; /* what its point records measure */
     int min_ranks;
     int even_ranks;

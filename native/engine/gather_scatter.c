@@ -20,15 +20,6 @@
 
 enum gs { GATHER, SCATTER, GATHERV, SCATTERV, ALLGATHERV, ALLTOALLV };
 
-static const char *const size_meaning[] = {
-    [GATHER] = "bytes each rank sends to the root (root receives ranks x size)",
-    [SCATTER] = "bytes each rank receives from the root (root sends ranks x size)",
-    [GATHERV] = "bytes each rank sends to the root, equal counts (root receives ranks x size)",
-    [SCATTERV] = "bytes each rank receives from the root, equal counts (root sends ranks x size)",
-    [ALLGATHERV] = "bytes contributed by each rank, equal counts (receive buffer: ranks x size)",
-    [ALLTOALLV] = "bytes per destination block, equal counts (send and receive buffers: ranks x size)",
-};
-
 typedef struct {
     fb_ctx *ctx;
     enum gs kind;
@@ -129,7 +120,7 @@ static void run_gs(fb_ctx *ctx, enum gs kind)
             s.displs[r] = r * s.size;
         }
         fb_kernel kern = {gs_run, fb_barrier_between, &s, 0};
-        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, 0, size_meaning[kind]);
+        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, 0, ctx->bench->size_meaning);
     }
     free(s.counts);
     free(s.displs);

@@ -33,14 +33,6 @@ enum nbc { IALLREDUCE, IBCAST, IALLTOALL, IALLGATHER, IBARRIER };
 
 #define CHAIN_CALIBRATION_S 0.005 /* seconds of integer chain that set its pace */
 
-static const char *const size_meaning[] = {
-    [IALLREDUCE] = "bytes of MPI_FLOAT per rank",
-    [IBCAST] = "bytes broadcast from rank 0",
-    [IALLTOALL] = "bytes per destination block (send and receive buffers: ranks x size)",
-    [IALLGATHER] = "bytes contributed by each rank (receive buffer: ranks x size)",
-    [IBARRIER] = "no payload",
-};
-
 typedef struct {
     fb_ctx *ctx;
     enum nbc kind;
@@ -189,7 +181,7 @@ static void nbc_point(fb_ctx *ctx, fb_point *pt, const char *metric, const char 
 {
     fb_point_init(pt, metric, unit, size);
     fb_per_rank_point(ctx, pt, per_rank, plan, over);
-    fb_coll_params(pt, kind == IBCAST ? 0 : -1, kind == IALLREDUCE, size_meaning[kind]);
+    fb_coll_params(pt, kind == IBCAST ? 0 : -1, kind == IALLREDUCE, ctx->bench->size_meaning);
 }
 
 static void run_nbc(fb_ctx *ctx, enum nbc kind)
