@@ -17,12 +17,11 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
 #include "timing.h"
-
-enum coll { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER };
 
 typedef struct {
     fb_ctx *ctx;
@@ -131,10 +130,4 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_barrier(fb_ctx *ctx) { run_collective(ctx, BARRIER); }
-void fb_run_bcast(fb_ctx *ctx) { run_collective(ctx, BCAST); }
-void fb_run_reduce(fb_ctx *ctx) { run_collective(ctx, REDUCE); }
-void fb_run_allreduce(fb_ctx *ctx) { run_collective(ctx, ALLREDUCE); }
-void fb_run_allgather(fb_ctx *ctx) { run_collective(ctx, ALLGATHER); }
-void fb_run_alltoall(fb_ctx *ctx) { run_collective(ctx, ALLTOALL); }
-void fb_run_reduce_scatter(fb_ctx *ctx) { run_collective(ctx, REDUCE_SCATTER); }
+void fb_run_collective(fb_ctx *ctx) { run_collective(ctx, (enum coll)ctx->bench->variant); }

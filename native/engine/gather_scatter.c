@@ -14,11 +14,10 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "timing.h"
-
-enum gs { GATHER, SCATTER, GATHERV, SCATTERV, ALLGATHERV, ALLTOALLV };
 
 typedef struct {
     fb_ctx *ctx;
@@ -128,9 +127,4 @@ static void run_gs(fb_ctx *ctx, enum gs kind)
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_gather(fb_ctx *ctx) { run_gs(ctx, GATHER); }
-void fb_run_scatter(fb_ctx *ctx) { run_gs(ctx, SCATTER); }
-void fb_run_gatherv(fb_ctx *ctx) { run_gs(ctx, GATHERV); }
-void fb_run_scatterv(fb_ctx *ctx) { run_gs(ctx, SCATTERV); }
-void fb_run_allgatherv(fb_ctx *ctx) { run_gs(ctx, ALLGATHERV); }
-void fb_run_alltoallv(fb_ctx *ctx) { run_gs(ctx, ALLTOALLV); }
+void fb_run_gather_scatter(fb_ctx *ctx) { run_gs(ctx, (enum gs)ctx->bench->variant); }

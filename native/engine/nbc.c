@@ -24,12 +24,11 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
 #include "timing.h"
-
-enum nbc { IALLREDUCE, IBCAST, IALLTOALL, IALLGATHER, IBARRIER };
 
 #define CHAIN_CALIBRATION_S 0.005 /* seconds of integer chain that set its pace */
 
@@ -262,8 +261,4 @@ static void run_nbc(fb_ctx *ctx, enum nbc kind)
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_iallreduce(fb_ctx *ctx) { run_nbc(ctx, IALLREDUCE); }
-void fb_run_ibcast(fb_ctx *ctx) { run_nbc(ctx, IBCAST); }
-void fb_run_ialltoall(fb_ctx *ctx) { run_nbc(ctx, IALLTOALL); }
-void fb_run_iallgather(fb_ctx *ctx) { run_nbc(ctx, IALLGATHER); }
-void fb_run_ibarrier(fb_ctx *ctx) { run_nbc(ctx, IBARRIER); }
+void fb_run_nbc(fb_ctx *ctx) { run_nbc(ctx, (enum nbc)ctx->bench->variant); }
