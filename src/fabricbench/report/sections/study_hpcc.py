@@ -211,8 +211,21 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
     return section
 
 
+def load_range(loads: Sequence[float], cpus: Any) -> str:
+    """The host's load over a fabric's runs: 'a to b on N CPUs', '-' when none was read."""
+    return f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {cpus} CPUs" if loads else "-"
+
+
+def study_conditions(section_id: str, setting: str, study: str, table: Table, reproduce: str, rebuild: str) -> Section:
+    """A study's conditions: where it ran (`setting`), its table per fabric, the command that reproduces it and
+    the one that rebuilds its report (`rebuild`, the study's own command)."""
+    section = Section(section_id, "Conditions and how to reproduce")
+    section.add(Paragraph(setting + f"Study {study}."), table, Paragraph(f"Reproduce: {reproduce}"),
+                Paragraph(f"Rebuild this report from the stored runs: {rebuild} --report {study} -o FILE.html"))
+    return section
+
+
 def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
-    section = Section("conditions", "Conditions and how to reproduce")
     cols = [Column("Fabric", align="left"), Column("Link or launcher arguments", align="left"),
             Column("Runs (complete)", align="left"), Column("Ranks", align="right"), Column("Nodes", align="right"),
             Column("HPL N / NB / grid", align="left"), Column("Host load (1 min)", align="left"),
@@ -225,19 +238,17 @@ def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
         where = shape.get("link") and f"lab link {shape['link']}" or " ".join(shape.get("launcher_args") or []) or "default"
         plan = first["plan"] or {}
         loads = [r["load"] for r in runs if r["load"] is not None]
-        load = (f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {first['cpus']} CPUs" if loads else "-")
+        load = load_range(loads, first["cpus"])
         rows.append([name, where, f"{len(runs)} ({sum(r['status'] == 'complete' for r in runs)})",
                      str(first["ranks"] or "-"), str(first["nodes"] or "-"),
                      f"{plan.get('n', '-')} / {plan.get('nb', '-')} / {plan.get('p', '-')}x{plan.get('q', '-')}",
                      load, first["mpi"] or "-", ", ".join(str(r["id"]) for r in runs)])
     lab = any((r["shape"] or {}).get("link") for runs in data["runs"].values() for r in runs)
-    section.add(Paragraph(("On the lab: network namespaces on one machine joined by shaped links; the ranks share "
-                           "this machine's CPUs and memory, so compute-bound tests (DGEMM, STREAM, HPL) show the host, "
-                           "not the fabric. " if lab else "On a cluster. ") + f"Study {data['study']}."),
-                Table(cols, rows, caption="Conditions per fabric"),
-                Paragraph(f"Reproduce: {reproduce}"),
-                Paragraph(f"Rebuild this report from the stored runs: fabricbench study hpcc-fabrics --report "
-                          f"{data['study']} -o FILE.html"))
+    setting = ("On the lab: network namespaces on one machine joined by shaped links; the ranks share this machine's "
+               "CPUs and memory, so compute-bound tests (DGEMM, STREAM, HPL) show the host, not the fabric. "
+               if lab else "On a cluster. ")
+    section = study_conditions("conditions", setting, data["study"], Table(cols, rows, caption="Conditions per fabric"),
+                               reproduce, "fabricbench study hpcc-fabrics")
     busy = [r for runs in data["runs"].values() for r in runs
             if r["load"] is not None and r["cpus"] and r["load"] > r["cpus"]]
     if busy:

@@ -17,7 +17,7 @@ from fabricbench.analysis.record import figure_of_record
 from fabricbench.analysis.study_hpcc import figure_rows
 from fabricbench import numbers as fmt
 from fabricbench.report.model import BulletList, Column, Notice, Paragraph, Report, Section, Table
-from fabricbench.report.sections.study_hpcc import figure_sentence, verdict_words
+from fabricbench.report.sections.study_hpcc import figure_sentence, load_range, study_conditions, verdict_words
 
 HPCC_SHOWN = ("HPL_Tflops", "PTRANS_GBs", "MPIRandomAccess_GUPs", "MPIFFT_Gflops", "StarSTREAM_Triad",
               "RandomlyOrderedRingLatency_usec", "RandomlyOrderedRingBandwidth_GBytes")
@@ -206,7 +206,6 @@ def transfer_section(data: Dict[str, Any], plot_format: str) -> Section:
 
 
 def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
-    section = Section("site-conditions", "Conditions and how to reproduce")
     rows = []
     for name, f in data["fabrics"].items():
         loads = [r["load"] for r in f["runs"] if r["load"] is not None]
@@ -214,16 +213,12 @@ def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
         mpi = next((r["mpi"] for r in f["runs"] if r["mpi"]), "-")
         rows.append([name, (f["shape"] or {}).get("link", "-"), str((f["shape"] or {}).get("nodes", "-")),
                      ", ".join(f"{r['id']} ({r['kind']}, {r['status']})" for r in f["runs"]),
-                     f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {cpus} CPUs" if loads else "-", mpi])
-    section.add(Paragraph("On the lab: network namespaces on one machine joined by shaped links (token bucket); the "
-                          "nodes share this machine's CPUs, memory and disk. " + f"Study {data['study']}."),
-                Table([Column("Fabric", align="left"), Column("Link", align="left"), Column("Nodes"),
-                       Column("Runs", align="left"), Column("Host load (1 min)", align="left"),
-                       Column("MPI", align="left")], rows, caption="Conditions per fabric"),
-                Paragraph(f"Reproduce: {reproduce}"),
-                Paragraph(f"Rebuild this report from the stored runs: fabricbench study site --report {data['study']} "
-                          "-o FILE.html"))
-    return section
+                     load_range(loads, cpus), mpi])
+    cols = [Column("Fabric", align="left"), Column("Link", align="left"), Column("Nodes"), Column("Runs", align="left"),
+            Column("Host load (1 min)", align="left"), Column("MPI", align="left")]
+    return study_conditions("site-conditions", "On the lab: network namespaces on one machine joined by shaped links "
+                            "(token bucket); the nodes share this machine's CPUs, memory and disk. ", data["study"],
+                            Table(cols, rows, caption="Conditions per fabric"), reproduce, "fabricbench study site")
 
 
 def site_report(data: Dict[str, Any], reproduce: str, plot_format: str = "svg") -> Report:
