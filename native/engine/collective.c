@@ -108,11 +108,7 @@ static void region_bytes(int kind, int np, long long size, size_t *send, size_t 
 
 static void run_collective(fb_ctx *ctx, enum coll kind)
 {
-    coll_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
-    s.root = ctx->opt.root;
+    coll_state s = {.ctx = ctx, .kind = kind, .root = ctx->opt.root};
 
     fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const int rooted = kind == BCAST || kind == REDUCE;

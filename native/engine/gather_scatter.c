@@ -100,11 +100,7 @@ static void gs_region(int kind, int np, long long size, size_t *send, size_t *re
 
 static void run_gs(fb_ctx *ctx, enum gs kind)
 {
-    gs_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
-    s.root = ctx->opt.root;
+    gs_state s = {.ctx = ctx, .kind = kind, .root = ctx->opt.root};
     s.counts = fb_malloc((size_t)ctx->np * sizeof *s.counts);
     s.displs = fb_malloc((size_t)ctx->np * sizeof *s.displs);
     fb_coll_alloc(ctx, gs_region, kind, 1, &s.sbuf, &s.rbuf);

@@ -185,10 +185,7 @@ static void nbc_point(fb_ctx *ctx, fb_point *pt, const char *metric, const char 
 
 static void run_nbc(fb_ctx *ctx, enum nbc kind)
 {
-    nbc_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
+    nbc_state s = {.ctx = ctx, .kind = kind};
     fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const double pace = chain_pace();
 
