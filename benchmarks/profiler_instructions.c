@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pingpong.h"
+
 static int fb_me; /* this rank, read once in main */
 
 __attribute__((noinline)) void fb_loop_comm_rank(long n)
@@ -32,24 +34,6 @@ __attribute__((noinline)) void fb_loop_self_sendrecv(long n)
         MPI_Send(&byte, 1, MPI_BYTE, me, 7, MPI_COMM_WORLD);
         MPI_Recv(&byte, 1, MPI_BYTE, me, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-}
-
-/* 1-byte ping-pong between ranks 0 and 1: one-way time. */
-static double pingpong(long n, int rank)
-{
-    char byte = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < n && rank < 2; i++) {
-        if (rank == 0) {
-            MPI_Send(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-            MPI_Recv(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-        }
-    }
-    return (MPI_Wtime() - t0) / (2.0 * (double)n);
 }
 
 static double timed(void (*loop)(long), long n)
@@ -79,7 +63,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < reps; r++) {
             if ((t = timed(fb_loop_comm_rank, n)) < rank_s) rank_s = t;
             if ((t = timed(fb_loop_self_sendrecv, n / 4 + 1) / 2.0) < self_s) self_s = t;
-            if ((t = pingpong(n / 20 + 1, rank)) < pp_s) pp_s = t;
+            if ((t = fb_pingpong_oneway(n / 20 + 1, rank)) < pp_s) pp_s = t;
         }
         if (rank == 0)
             printf("{\"comm_rank_ns\": %.3f, \"self_send_recv_ns\": %.3f, \"pingpong_oneway_ns\": %.3f}\n",

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pingpong.h"
+
 static double iprobe_loop(long n)
 {
     int flag;
@@ -19,24 +21,6 @@ static double iprobe_loop(long n)
     for (long i = 0; i < n; i++) /* never matches: the cheapest call that enters MPI's progress */
         MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     return (MPI_Wtime() - t0) / (double)n;
-}
-
-/* 1-byte ping-pong between ranks 0 and 1. */
-static double pingpong_loop(long n, int rank)
-{
-    char byte = 0;
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    for (long i = 0; i < n && rank < 2; i++) {
-        if (rank == 0) {
-            MPI_Send(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(&byte, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(&byte, 1, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-        }
-    }
-    return (MPI_Wtime() - t0) / (2.0 * (double)n); /* one way = round trip / 2 */
 }
 
 static double min2(double a, double b) { return a < b ? a : b; }
@@ -55,15 +39,15 @@ int main(int argc, char **argv)
     long n_iprobe = atol(argv[1]), n_pp = atol(argv[2]);
     int reps = atoi(argv[3]);
 
-    pingpong_loop(n_pp / 4 + 1, rank); /* warm-up */
+    fb_pingpong_oneway(n_pp / 4 + 1, rank); /* warm-up */
     double ip_on = 1e30, ip_off = 1e30, pp_on = 1e30, pp_off = 1e30;
     for (int r = 0; r < reps; r++) {
         MPI_Pcontrol(1);
         ip_on = min2(ip_on, iprobe_loop(n_iprobe));
-        pp_on = min2(pp_on, pingpong_loop(n_pp, rank));
+        pp_on = min2(pp_on, fb_pingpong_oneway(n_pp, rank));
         MPI_Pcontrol(0);
         ip_off = min2(ip_off, iprobe_loop(n_iprobe));
-        pp_off = min2(pp_off, pingpong_loop(n_pp, rank));
+        pp_off = min2(pp_off, fb_pingpong_oneway(n_pp, rank));
     }
     MPI_Pcontrol(1);
     if (rank == 0)

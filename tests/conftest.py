@@ -18,6 +18,7 @@ programs with ``MPICC``/``MPIFORT``/``mpirun_argv`` below, never with a bare ``m
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -204,6 +205,16 @@ class Cli:
 
     def popen(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+
+
+@contextlib.contextmanager
+def reaped(proc: subprocess.Popen):
+    """The process, killed at the end of the block if it is still running (a test that failed half-way)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def cli_env():

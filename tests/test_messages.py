@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import MPICC, mpirun_argv
+from conftest import MPICC, mpirun_argv, reaped
 from fabricbench.launch.failure import explain_exit, mpi_library_error, ssh_unreachable
 from fabricbench.store import open_db
 
@@ -122,14 +122,11 @@ def test_mpi_init_after_finalize_says_what_mpi_said_once(cli, db_path, tmp_path,
 def test_sigterm_of_profile_shows_our_line_not_the_ranks_dying_noise(cli, db_path, tmp_path, root_mpirun):
     exe = _build(tmp_path, "noisy", NOISY_ON_TERM)
     proc = cli.popen("profile", "--", *mpirun_argv(2), str(exe))
-    try:
+    with reaped(proc):
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 143, err
     assert "[noise]" not in err, err
     assert err.strip().splitlines()[-1].startswith("error:") and "SIGTERM" in err

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from proc_table import processes
 
-from conftest import MPICC
+from conftest import MPICC, reaped
 from fabricbench.store import open_db
 
 DATA = Path(__file__).parent / "data" / "scaling"
@@ -129,7 +129,7 @@ def test_ctrl_c_keeps_finished_repetitions(cli, db_path, tmp_path):
     state = tmp_path / "state"
     app = write_script(tmp_path / "slow.sh", f'if [ -e {state} ]; then sleep 120; else touch {state}; echo ok; fi\n')
     p = cli.popen("scale", "--np-list", "1", "--repeat", "3", "--", str(app))
-    try:
+    with reaped(p):
         end = time.monotonic() + 60
         while time.monotonic() < end:
             if db_path.exists() and state.exists():
@@ -145,9 +145,6 @@ def test_ctrl_c_keeps_finished_repetitions(cli, db_path, tmp_path):
         time.sleep(1.0)  # the second repetition is sleeping now
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
     assert p.returncode == 130, err
     run = open_db(str(db_path)).get_run(1)
     assert run.status == "interrupted" and "after 1 of 3 repetitions" in run.message

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import reaped
 from fabricbench.analysis.transfer import summarize
 from fabricbench.lab import lab_session, parse_rate, tcp_goodput
 from fabricbench.launch.procs import process_tree
@@ -236,15 +237,12 @@ def test_a_reader_killed_mid_transfer_is_recorded_failed_and_the_others_kept(mak
     lab = make_lab(nodes=4, link="200mbit")
     proc = cli.popen("transfer", "--server", "n1", "--readers", "3", "--file-size", "48M", "--repeat", "1",
                      "--protocol", "xrootd")
-    try:
+    with reaped(proc):
         copies = _wait_for(lambda: (lambda c: c if len(c) == 3 else None)(_copies_running(proc.pid)))
         time.sleep(1.0)  # mid-transfer: 3 readers share 23.9 MB/s, about 6 s for 48 MiB each
         victim = sorted(copies)[1]
         os.kill(victim, signal.SIGKILL)
         out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 0, out + err
     run = only_run(db_path)
     assert run.status == "complete" and "1 reader transfer failed" in run.message
@@ -264,7 +262,7 @@ def test_a_reader_killed_mid_transfer_is_recorded_failed_and_the_others_kept(mak
 def test_ctrl_c_stops_every_server_and_keeps_the_rounds_done(make_lab, cli, db_path, sig):
     lab = make_lab(nodes=3, link="200mbit")
     proc = cli.popen("transfer", "--server", "n1", "--readers", "1,2", "--file-size", "24M", "--repeat", "3")
-    try:
+    with reaped(proc):
         def mid_round():
             """Readers running after at least one round was stored."""
             runs = open_db(str(db_path)).list_runs(kind="transfer") if db_path.exists() else []
@@ -275,9 +273,6 @@ def test_ctrl_c_stops_every_server_and_keeps_the_rounds_done(make_lab, cli, db_p
         _wait_for(mid_round, timeout=120)
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 130, out + err
     assert "interrupted" in err
     run = only_run(db_path)

@@ -72,3 +72,51 @@ void fb_barrier_between(void *state)
     (void)state;
     MPI_Barrier(MPI_COMM_WORLD);
 }
+
+void fb_coll_alloc(fb_ctx *ctx, fb_coll_regions regions, int kind, size_t min_bytes, fb_buf *sbuf, fb_buf *rbuf)
+{
+    size_t send_max, recv_max;
+    regions(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
+    fb_buf_alloc_for(sbuf, send_max > min_bytes ? send_max : min_bytes, &ctx->opt);
+    fb_buf_alloc_for(rbuf, recv_max > min_bytes ? recv_max : min_bytes, &ctx->opt);
+}
+
+void fb_coll_use(fb_ctx *ctx, fb_coll_regions regions, int kind, long long size, fb_buf *sbuf, fb_buf *rbuf)
+{
+    size_t send_bytes, recv_bytes;
+    regions(kind, ctx->np, size, &send_bytes, &recv_bytes);
+    fb_buf_use(sbuf, send_bytes);
+    fb_buf_use(rbuf, recv_bytes);
+    ctx->check.size = size;
+}
+
+void fb_coll_params(fb_point *pt, int root, int reduction, const char *size_meaning)
+{
+    if (root >= 0)
+        fb_json_int(&pt->params, "root", root);
+    if (reduction) {
+        fb_json_str(&pt->params, "datatype", "MPI_FLOAT");
+        fb_json_str(&pt->params, "op", "MPI_SUM");
+    }
+    fb_json_str(&pt->params, "size_meaning", size_meaning);
+}
+
+void fb_coll_latency_point(fb_ctx *ctx, fb_kernel *kern, long long size, int root, int reduction,
+                           const char *size_meaning)
+{
+    fb_plan plan;
+    double elapsed;
+    fb_prepare(ctx, kern, &plan);
+    double *samples = fb_measure_max_over_ranks(ctx, kern, &plan, &elapsed);
+    /* One sample per call on every rank (collectives are never batched), the same count
+     * on every rank (the plan and the guard's verdicts are shared). */
+    fb_point pt;
+    if (ctx->rank == 0) {
+        fb_point_init(&pt, "latency", "us", size);
+        pt.label = "Avg Latency";
+        fb_coll_params(&pt, root, reduction, size_meaning);
+    }
+    fb_per_call_point(ctx, &pt, samples, &plan, elapsed);
+    fb_emit(ctx, &pt, 1);
+    free(samples);
+}

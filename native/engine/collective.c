@@ -17,22 +17,11 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
 #include "timing.h"
-
-enum coll { BARRIER, BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER };
-
-static const char *const size_meaning[] = {
-    [BARRIER] = "no payload",
-    [BCAST] = "bytes broadcast from the root",
-    [REDUCE] = "bytes of MPI_FLOAT per rank, reduced to the root",
-    [ALLREDUCE] = "bytes of MPI_FLOAT per rank",
-    [ALLGATHER] = "bytes contributed by each rank (receive buffer: ranks x size)",
-    [ALLTOALL] = "bytes per destination block (send and receive buffers: ranks x size)",
-    [REDUCE_SCATTER] = "bytes of MPI_FLOAT each rank receives (MPI_Reduce_scatter_block; send: ranks x size)",
-};
 
 typedef struct {
     fb_ctx *ctx;
@@ -104,14 +93,8 @@ static void coll_run(void *state, long long first, long long count)
     }
 }
 
-static void coll_between(void *state)
-{
-    (void)state;
-    MPI_Barrier(MPI_COMM_WORLD);
-}
-
 /* Bytes per iteration region of the send and receive buffers for a size. */
-static void region_bytes(enum coll kind, int np, long long size, size_t *send, size_t *recv)
+static void region_bytes(int kind, int np, long long size, size_t *send, size_t *recv)
 {
     size_t one = (size_t)size, all = (size_t)size * (size_t)np;
     *send = *recv = one;
@@ -125,60 +108,22 @@ static void region_bytes(enum coll kind, int np, long long size, size_t *send, s
 
 static void run_collective(fb_ctx *ctx, enum coll kind)
 {
-    coll_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
-    s.root = ctx->opt.root;
+    coll_state s = {.ctx = ctx, .kind = kind, .root = ctx->opt.root};
 
-    size_t send_max, recv_max;
-    region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
-    fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
-    fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
+    fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const int rooted = kind == BCAST || kind == REDUCE;
     const int reduction = kind == REDUCE || kind == ALLREDUCE || kind == REDUCE_SCATTER;
 
     for (int k = 0; k < ctx->nsizes; k++) {
         long long size = ctx->sizes[k];
-        size_t send_bytes, recv_bytes;
-        region_bytes(kind, ctx->np, size, &send_bytes, &recv_bytes);
-        fb_buf_use(&s.sbuf, send_bytes);
-        fb_buf_use(&s.rbuf, recv_bytes);
+        fb_coll_use(ctx, region_bytes, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
-        ctx->check.size = size;
-
-        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : coll_between, &s, 0};
-        fb_plan plan;
-        double elapsed;
-        fb_prepare(ctx, &kern, &plan);
-        double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
-        /* One sample per call on every rank (collectives are never batched), the same count
-         * on every rank (the plan and the guard's verdicts are shared). */
-        fb_point pt;
-        if (ctx->rank == 0) {
-            fb_point_init(&pt, "latency", "us", size);
-            pt.label = "Avg Latency";
-            if (rooted)
-                fb_json_int(&pt.params, "root", s.root);
-            if (reduction) {
-                fb_json_str(&pt.params, "datatype", "MPI_FLOAT");
-                fb_json_str(&pt.params, "op", "MPI_SUM");
-            }
-            fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
-        }
-        fb_per_call_point(ctx, &pt, samples, &plan, elapsed);
-        fb_emit(ctx, &pt, 1);
-        free(samples);
+        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : fb_barrier_between, &s, 0};
+        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, reduction, ctx->bench->size_meaning);
     }
     fb_buf_free(&s.sbuf);
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_barrier(fb_ctx *ctx) { run_collective(ctx, BARRIER); }
-void fb_run_bcast(fb_ctx *ctx) { run_collective(ctx, BCAST); }
-void fb_run_reduce(fb_ctx *ctx) { run_collective(ctx, REDUCE); }
-void fb_run_allreduce(fb_ctx *ctx) { run_collective(ctx, ALLREDUCE); }
-void fb_run_allgather(fb_ctx *ctx) { run_collective(ctx, ALLGATHER); }
-void fb_run_alltoall(fb_ctx *ctx) { run_collective(ctx, ALLTOALL); }
-void fb_run_reduce_scatter(fb_ctx *ctx) { run_collective(ctx, REDUCE_SCATTER); }
+void fb_run_collective(fb_ctx *ctx) { run_collective(ctx, (enum coll)ctx->bench->variant); }

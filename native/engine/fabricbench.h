@@ -29,6 +29,7 @@ typedef struct fb_bench {
     const char *name;
     const char *family;
     const char *summary;
+    const char *size_meaning;     /* collectives: what a size is, in their points' params */
     const char *metrics[FB_MAX_METRICS]; /* what its point records measure */
     int min_ranks;
     int even_ranks;
@@ -40,6 +41,7 @@ typedef struct fb_bench {
     enum fb_pairing pairing;
     unsigned takes;               /* FB_OPT_* it accepts; any other of those is a usage error */
     void (*run)(fb_ctx *ctx);
+    int variant;                  /* which call of its family's runner (collectives.h) */
 } fb_bench;
 
 /* Validation state of this rank: the first mismatch it saw. */
@@ -101,26 +103,7 @@ void fb_run_multi_lat(fb_ctx *ctx);
 void fb_run_loggp(fb_ctx *ctx);
 void fb_run_exchange(fb_ctx *ctx);
 
-void fb_run_barrier(fb_ctx *ctx);
-void fb_run_bcast(fb_ctx *ctx);
-void fb_run_reduce(fb_ctx *ctx);
-void fb_run_allreduce(fb_ctx *ctx);
-void fb_run_allgather(fb_ctx *ctx);
-void fb_run_alltoall(fb_ctx *ctx);
-void fb_run_reduce_scatter(fb_ctx *ctx);
-
-void fb_run_gather(fb_ctx *ctx);
-void fb_run_scatter(fb_ctx *ctx);
-void fb_run_gatherv(fb_ctx *ctx);
-void fb_run_scatterv(fb_ctx *ctx);
-void fb_run_allgatherv(fb_ctx *ctx);
-void fb_run_alltoallv(fb_ctx *ctx);
-
-void fb_run_iallreduce(fb_ctx *ctx);
-void fb_run_ibcast(fb_ctx *ctx);
-void fb_run_ialltoall(fb_ctx *ctx);
-void fb_run_iallgather(fb_ctx *ctx);
-void fb_run_ibarrier(fb_ctx *ctx);
+/* the collective families' runners: collectives.h */
 
 void fb_run_put_latency(fb_ctx *ctx);
 void fb_run_get_latency(fb_ctx *ctx);

@@ -14,20 +14,10 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "timing.h"
-
-enum gs { GATHER, SCATTER, GATHERV, SCATTERV, ALLGATHERV, ALLTOALLV };
-
-static const char *const size_meaning[] = {
-    [GATHER] = "bytes each rank sends to the root (root receives ranks x size)",
-    [SCATTER] = "bytes each rank receives from the root (root sends ranks x size)",
-    [GATHERV] = "bytes each rank sends to the root, equal counts (root receives ranks x size)",
-    [SCATTERV] = "bytes each rank receives from the root, equal counts (root sends ranks x size)",
-    [ALLGATHERV] = "bytes contributed by each rank, equal counts (receive buffer: ranks x size)",
-    [ALLTOALLV] = "bytes per destination block, equal counts (send and receive buffers: ranks x size)",
-};
 
 typedef struct {
     fb_ctx *ctx;
@@ -101,7 +91,7 @@ static void gs_run(void *state, long long first, long long count)
 }
 
 /* Bytes of the send and receive regions for one size. */
-static void gs_region(enum gs kind, int np, long long size, size_t *send, size_t *recv)
+static void gs_region(int kind, int np, long long size, size_t *send, size_t *recv)
 {
     size_t one = (size_t)size, all = (size_t)size * (size_t)np;
     *send = kind == SCATTER || kind == SCATTERV || kind == ALLTOALLV ? all : one;
@@ -110,48 +100,22 @@ static void gs_region(enum gs kind, int np, long long size, size_t *send, size_t
 
 static void run_gs(fb_ctx *ctx, enum gs kind)
 {
-    gs_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
-    s.root = ctx->opt.root;
+    gs_state s = {.ctx = ctx, .kind = kind, .root = ctx->opt.root};
     s.counts = fb_malloc((size_t)ctx->np * sizeof *s.counts);
     s.displs = fb_malloc((size_t)ctx->np * sizeof *s.displs);
-    size_t send_max, recv_max;
-    gs_region(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
-    fb_buf_alloc_for(&s.sbuf, send_max ? send_max : 1, &ctx->opt);
-    fb_buf_alloc_for(&s.rbuf, recv_max ? recv_max : 1, &ctx->opt);
+    fb_coll_alloc(ctx, gs_region, kind, 1, &s.sbuf, &s.rbuf);
     const int rooted = kind == GATHER || kind == SCATTER || kind == GATHERV || kind == SCATTERV;
 
     for (int k = 0; k < ctx->nsizes; k++) {
         long long size = ctx->sizes[k];
-        size_t send_bytes, recv_bytes;
-        gs_region(kind, ctx->np, size, &send_bytes, &recv_bytes);
-        fb_buf_use(&s.sbuf, send_bytes);
-        fb_buf_use(&s.rbuf, recv_bytes);
+        fb_coll_use(ctx, gs_region, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         for (int r = 0; r < ctx->np; r++) {
             s.counts[r] = s.size;
             s.displs[r] = r * s.size;
         }
-        ctx->check.size = size;
-
         fb_kernel kern = {gs_run, fb_barrier_between, &s, 0};
-        fb_plan plan;
-        double elapsed;
-        fb_prepare(ctx, &kern, &plan);
-        double *samples = fb_measure_max_over_ranks(ctx, &kern, &plan, &elapsed);
-        fb_point pt;
-        if (ctx->rank == 0) {
-            fb_point_init(&pt, "latency", "us", size);
-            pt.label = "Avg Latency";
-            if (rooted)
-                fb_json_int(&pt.params, "root", s.root);
-            fb_json_str(&pt.params, "size_meaning", size_meaning[kind]);
-        }
-        fb_per_call_point(ctx, &pt, samples, &plan, elapsed);
-        fb_emit(ctx, &pt, 1);
-        free(samples);
+        fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, 0, ctx->bench->size_meaning);
     }
     free(s.counts);
     free(s.displs);
@@ -159,9 +123,4 @@ static void run_gs(fb_ctx *ctx, enum gs kind)
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_gather(fb_ctx *ctx) { run_gs(ctx, GATHER); }
-void fb_run_scatter(fb_ctx *ctx) { run_gs(ctx, SCATTER); }
-void fb_run_gatherv(fb_ctx *ctx) { run_gs(ctx, GATHERV); }
-void fb_run_scatterv(fb_ctx *ctx) { run_gs(ctx, SCATTERV); }
-void fb_run_allgatherv(fb_ctx *ctx) { run_gs(ctx, ALLGATHERV); }
-void fb_run_alltoallv(fb_ctx *ctx) { run_gs(ctx, ALLTOALLV); }
+void fb_run_gather_scatter(fb_ctx *ctx) { run_gs(ctx, (enum gs)ctx->bench->variant); }

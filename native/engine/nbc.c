@@ -24,22 +24,13 @@
 #include "buffers.h"
 #include "check.h"
 #include "coll_point.h"
+#include "collectives.h"
 #include "fabricbench.h"
 #include "output.h"
 #include "stats.h"
 #include "timing.h"
 
-enum nbc { IALLREDUCE, IBCAST, IALLTOALL, IALLGATHER, IBARRIER };
-
 #define CHAIN_CALIBRATION_S 0.005 /* seconds of integer chain that set its pace */
-
-static const char *const size_meaning[] = {
-    [IALLREDUCE] = "bytes of MPI_FLOAT per rank",
-    [IBCAST] = "bytes broadcast from rank 0",
-    [IALLTOALL] = "bytes per destination block (send and receive buffers: ranks x size)",
-    [IALLGATHER] = "bytes contributed by each rank (receive buffer: ranks x size)",
-    [IBARRIER] = "no payload",
-};
 
 typedef struct {
     fb_ctx *ctx;
@@ -173,7 +164,7 @@ static double nbc_phase(fb_ctx *ctx, nbc_state *s, fb_plan *plan)
     return elapsed / (double)plan->iterations;
 }
 
-static void region_bytes(enum nbc kind, int np, long long size, size_t *send, size_t *recv)
+static void region_bytes(int kind, int np, long long size, size_t *send, size_t *recv)
 {
     size_t one = (size_t)size, all = (size_t)size * (size_t)np;
     *send = kind == IALLTOALL ? all : one;
@@ -189,36 +180,20 @@ static void nbc_point(fb_ctx *ctx, fb_point *pt, const char *metric, const char 
 {
     fb_point_init(pt, metric, unit, size);
     fb_per_rank_point(ctx, pt, per_rank, plan, over);
-    if (kind == IALLREDUCE) {
-        fb_json_str(&pt->params, "datatype", "MPI_FLOAT");
-        fb_json_str(&pt->params, "op", "MPI_SUM");
-    }
-    if (kind == IBCAST)
-        fb_json_int(&pt->params, "root", 0);
-    fb_json_str(&pt->params, "size_meaning", size_meaning[kind]);
+    fb_coll_params(pt, kind == IBCAST ? 0 : -1, kind == IALLREDUCE, ctx->bench->size_meaning);
 }
 
 static void run_nbc(fb_ctx *ctx, enum nbc kind)
 {
-    nbc_state s;
-    memset(&s, 0, sizeof s);
-    s.ctx = ctx;
-    s.kind = kind;
-    size_t send_max, recv_max;
-    region_bytes(kind, ctx->np, fb_largest_size(ctx), &send_max, &recv_max);
-    fb_buf_alloc_for(&s.sbuf, send_max, &ctx->opt);
-    fb_buf_alloc_for(&s.rbuf, recv_max, &ctx->opt);
+    nbc_state s = {.ctx = ctx, .kind = kind};
+    fb_coll_alloc(ctx, region_bytes, kind, 0, &s.sbuf, &s.rbuf);
     const double pace = chain_pace();
 
     for (int k = 0; k < ctx->nsizes; k++) {
         long long size = ctx->sizes[k];
-        size_t send_bytes, recv_bytes;
-        region_bytes(kind, ctx->np, size, &send_bytes, &recv_bytes);
-        fb_buf_use(&s.sbuf, send_bytes);
-        fb_buf_use(&s.rbuf, recv_bytes);
+        fb_coll_use(ctx, region_bytes, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
-        ctx->check.size = size;
 
         fb_plan pure_plan, plan;
         s.overlap = 0;
@@ -283,8 +258,4 @@ static void run_nbc(fb_ctx *ctx, enum nbc kind)
     fb_buf_free(&s.rbuf);
 }
 
-void fb_run_iallreduce(fb_ctx *ctx) { run_nbc(ctx, IALLREDUCE); }
-void fb_run_ibcast(fb_ctx *ctx) { run_nbc(ctx, IBCAST); }
-void fb_run_ialltoall(fb_ctx *ctx) { run_nbc(ctx, IALLTOALL); }
-void fb_run_iallgather(fb_ctx *ctx) { run_nbc(ctx, IALLGATHER); }
-void fb_run_ibarrier(fb_ctx *ctx) { run_nbc(ctx, IBARRIER); }
+void fb_run_nbc(fb_ctx *ctx) { run_nbc(ctx, (enum nbc)ctx->bench->variant); }

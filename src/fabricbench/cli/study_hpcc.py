@@ -6,7 +6,7 @@ from typing import List, Optional, Tuple
 
 import click
 
-from fabricbench.cli.app import console, pass_state
+from fabricbench.cli.app import pass_state
 from fabricbench.errors import UsageError
 
 
@@ -71,19 +71,15 @@ def study_hpcc_fabrics(state, fabrics: Tuple[str, ...], np_: int, nodes: int, n:
     and its verdict, the paper's sentences computed from the runs, and per HPCC test each
     fabric's leading MPI call. On a small lab use a small problem, e.g. --n 2000.
     """
-    from fabricbench.report.files import check_output, write_text
+    from fabricbench.report.files import write_text
     from fabricbench.report.render import render_html
     from fabricbench.report.sections.study_hpcc import study_report, summary_lines
     from fabricbench.workflows.study_hpcc import HpccStudySpec, load_study, run_hpcc_study
 
-    def say(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
+    from fabricbench.cli.study_site import say, study_store
 
-    check_output(output)
-    store = state.store
+    store = study_store(state, output, fabrics, report_of)
     if report_of:
-        if fabrics:
-            raise UsageError("--report rebuilds a stored study's report: give it without --fabric")
         data = load_study(store, report_of)
         first = next(r for runs in data["runs"].values() for r in runs)
         reproduce = first.get("command") or "(not recorded)"

@@ -10,6 +10,22 @@ from fabricbench.cli.app import console, pass_state
 from fabricbench.errors import UsageError
 
 
+def say(text: str) -> None:
+    """One line of a study's progress (a long line wraps, never cut)."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def study_store(state, output: str, fabrics: Tuple[str, ...], report_of: Optional[str]):
+    """A study command's store, once its report can be written and --report comes without --fabric."""
+    from fabricbench.report.files import check_output
+
+    check_output(output)
+    store = state.store
+    if report_of and fabrics:
+        raise UsageError("--report rebuilds a stored study's report: give it without --fabric")
+    return store
+
+
 @click.command("site")
 @click.option("--fabric", "fabrics", multiple=True, metavar="NAME:LAB_SPEC",
               help="A fabric as a lab shape, e.g. ge:100mbit (one or more; default lab:1gbit).")
@@ -42,19 +58,13 @@ def study_site(state, fabrics: Tuple[str, ...], nodes: int, readers: str, file_s
     their verdicts, the conditions and the command that reproduces it.
     """
     from fabricbench.cli.transfer import _counts, _file_size
-    from fabricbench.report.files import check_output, write_text
+    from fabricbench.report.files import write_text
     from fabricbench.report.render import render_html
     from fabricbench.report.sections.study_site import site_report, summary_lines
     from fabricbench.workflows.study_site import SiteStudySpec, load_site, run_site_study
 
-    def say(text: str) -> None:
-        console.print(text, highlight=False, markup=False, soft_wrap=True)
-
-    check_output(output)
-    store = state.store
+    store = study_store(state, output, fabrics, report_of)
     if report_of:
-        if fabrics:
-            raise UsageError("--report rebuilds a stored study's report: give it without --fabric")
         data = load_site(store, report_of)
         reproduce = next((f["command"] for f in data["fabrics"].values() if f.get("command")), None) or "(not recorded)"
     else:

@@ -27,7 +27,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 from fabricbench.errors import FabricbenchError
 from fabricbench.store.records import Measurement
@@ -572,6 +572,16 @@ def require_increasing(source: Source, line: int, previous: Optional[int], size:
     if previous is not None and size <= previous:
         raise source.error(line, f"{table}: message size {size} after {previous} (sizes must increase; "
                                  "a line is repeated, out of order or damaged)")
+
+
+def first_match(table: Sequence[tuple], text: str) -> Tuple[Optional[tuple], Optional["re.Match"]]:
+    """The first row of `table` (rows led by a compiled pattern) whose pattern matches the start of `text`,
+    with its match; (None, None) when none does."""
+    for row in table:
+        m = row[0].match(text)
+        if m:
+            return row, m
+    return None, None
 
 
 def split_columns(text: str) -> List[str]:

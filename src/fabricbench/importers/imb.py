@@ -38,7 +38,7 @@ PROCESSES = re.compile(r"^#\s*#processes\s*=\s*(?P<n>\d+)")
 IDLE = re.compile(r"^#\s*\(\s*(?P<n>\d+)\s+additional process(?:es)?\s+waiting")
 GROUPS = re.compile(r"^#\s*\(\s*(?P<g>\d+)\s+groups\s+of\s+(?P<n>\d+)\s+processes")
 MODE = re.compile(r"^#\s*MODE:\s*(?P<mode>[\w\-]+)")
-FINALIZE = re.compile(r"All processes entering MPI_Finalize")
+FINALIZE = "All processes entering MPI_Finalize"  # IMB's last line of a complete run
 FAILURE = re.compile(r"(time-out|out-of-mem|int-overflow)", re.I)
 
 COLUMNS = {
@@ -135,7 +135,7 @@ def parse(source: b.Source, allow_truncated: bool = False) -> b.ParsedRun:
         if not text or b.NOISE.match(text):
             continue
         if text.startswith("#"):
-            if FINALIZE.search(text):
+            if FINALIZE in text:
                 finalized = True
                 continue
             if "Calling sequence was" in text:

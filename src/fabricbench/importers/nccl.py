@@ -30,8 +30,12 @@ PROGRAM = re.compile(r"^#\s*Collective test starting:\s*(?P<name>\S+)")
 VERSION = re.compile(r"^#\s*nccl-tests version\s+(?P<version>\S+)")
 CONFIG = re.compile(r"^#\s*nThread\s+(?P<threads>\d+)\s+nGpus\s+(?P<gpus>\d+)\s+minBytes\s+(?P<min>\d+)\s+maxBytes\s+(?P<max>\d+)")
 RANK = re.compile(r"^#\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<gpu>.*)$")
-AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)")
-OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<value>\d+)")
+# The footer's figures: (pattern, key in the run's detail, the value read from the line number and text).
+FOOTER = (
+    (re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)"), "avg_busbw_GBps",
+     lambda source, no, value: b.finite(source, no, value, "Avg bus bandwidth")),
+    (re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<value>\d+)"), "out_of_bounds", lambda _s, _n, value: int(value)),
+)
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv",
                "scatter", "gather", "hypercube")
 GROUP = ("time", "algbw", "busbw", "wrong")
@@ -113,13 +117,10 @@ def _parse_text(source: b.Source, allow_truncated: bool) -> b.ParsedRun:
                 ranks.append({"rank": int(m.group("rank")), "host": m.group("host"), "device": int(m.group("dev")),
                               "gpu": m.group("gpu").strip()})
                 continue
-            m = AVG_BUSBW.match(text)
+            row, m = b.first_match(FOOTER, text)
             if m:
-                footer["avg_busbw_GBps"] = b.finite(source, line.no, m.group("value"), "Avg bus bandwidth")
-                continue
-            m = OOB.match(text)
-            if m:
-                footer["out_of_bounds"] = int(m.group("value"))
+                _, key, read = row
+                footer[key] = read(source, line.no, m.group("value"))
                 continue
             body = text.lstrip("#").split()
             if body and body[0] == "size" and "algbw" in body:

@@ -47,15 +47,18 @@ TITLE = re.compile(r"^#\s*OSU\s+(?P<title>.*?)(?:\s+v(?P<version>\d[\w.\-]*))?\s
 PAIRS = re.compile(r"pairs:\s*(\d+)", re.I)
 WINDOW = re.compile(r"window size:\s*(\d+|varied)", re.I)
 DATATYPE = re.compile(r"^#\s*Datatype:\s*(\S+?)\.?\s*$")
-WIN_CREATE = re.compile(r"^#\s*Window creation:\s*(\S+)")
-SYNC = re.compile(r"^#\s*Synchronization:\s*(\S+)")
+# The one-sided tests' setting lines: (pattern, parameter, the MPI call named -> the parameter's value).
+WINDOW_SETTINGS = (
+    (re.compile(r"^#\s*Window creation:\s*(\S+)"), "win",
+     {"MPI_Win_create": "create", "MPI_Win_allocate": "allocate", "MPI_Win_create_dynamic": "dynamic"}),
+    (re.compile(r"^#\s*Synchronization:\s*(\S+)"), "sync",
+     {"MPI_Win_lock/unlock": "lock", "MPI_Win_post/start/complete/wait": "pscw", "MPI_Win_fence": "fence",
+      "MPI_Win_flush": "flush", "MPI_Win_flush_local": "flush_local", "MPI_Win_lock_all/unlock_all": "lock_all"}),
+)
 INIT = re.compile(r"^nprocs:\s*(?P<n>\d+),\s*min:\s*(?P<min>\S+)\s*ms,\s*max:\s*(?P<max>\S+)\s*ms,\s*avg:\s*(?P<avg>\S+)\s*ms\s*$")
 HELLO = re.compile(r"^This is a test with (\d+) processes")
 MATRIX_HEADER = re.compile(r"^#\s+\d+(\s+\d+)+\s*$")
 
-WIN_VALUES = {"MPI_Win_create": "create", "MPI_Win_allocate": "allocate", "MPI_Win_create_dynamic": "dynamic"}
-SYNC_VALUES = {"MPI_Win_lock/unlock": "lock", "MPI_Win_post/start/complete/wait": "pscw", "MPI_Win_fence": "fence",
-               "MPI_Win_flush": "flush", "MPI_Win_flush_local": "flush_local", "MPI_Win_lock_all/unlock_all": "lock_all"}
 ONE_SIDED = {"put": "put", "get": "get", "accumulate": "acc", "get_accumulate": "get_acc", "fetch_and_op": "fop",
              "compare_and_swap": "cas"}
 # The measured operation of a title (lower case, "OSU MPI", "Test", "Non-blocking" and
@@ -341,13 +344,13 @@ def _comment(source: b.Source, table: Table, no: int, text: str) -> None:
         elif w:
             table.params["window"] = b.integer(source, no, w.group(1), "window size", minimum=1)
         return
-    for pattern, key, values in ((WIN_CREATE, "win", WIN_VALUES), (SYNC, "sync", SYNC_VALUES)):
-        m = pattern.match(text)
-        if m:
-            table.params[key] = values.get(m.group(1), m.group(1))
-            table.changed()
-            table.notes.append(text.lstrip("# "))
-            return
+    row, m = b.first_match(WINDOW_SETTINGS, text)
+    if m:
+        _, key, values = row
+        table.params[key] = values.get(m.group(1), m.group(1))
+        table.changed()
+        table.notes.append(text.lstrip("# "))
+        return
     if table.varied:
         if "Message Rate Profile" in text:
             table.matrix_metric, table.matrix_windows = "message_rate", None

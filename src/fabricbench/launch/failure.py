@@ -13,20 +13,32 @@ import signal
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
+# How Open MPI reports a dead rank, tried in order: the pattern, and the death its groups tell.
 # Open MPI wraps its messages at any space, hence \s+ between words.
-_OMPI_SIGNAL = re.compile(
-    r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exited\s+on\s+signal\s+(\d+)(?:\s+\(([^)]*)\))?")
-_OMPI_IMPROPER = re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exiting\s+improperly")
-_OMPI_EXIT = re.compile(r"Process\s+name:\s+\[\[\d+,\d+\],(\d+)\]\s+Exit\s+code:\s+(\d+)")
+_OMPI_DEATHS = (
+    (re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exited\s+on\s+signal\s+(\d+)"
+                r"(?:\s+\(([^)]*)\))?"),
+     lambda m, _host: RankDeath("signal", int(m[1]), m[2], int(m[3]), m[4] or "")),
+    (re.compile(r"process\s+rank\s+(\d+)\s+with\s+PID\s+\d+\s+on\s+node\s+(\S+)\s+exiting\s+improperly"),
+     lambda m, _host: RankDeath("no-finalize", int(m[1]), m[2])),
+    (re.compile(r"Process\s+name:\s+\[\[\d+,\d+\],(\d+)\]\s+Exit\s+code:\s+(\d+)"),
+     lambda m, _host: RankDeath("exit", int(m[1]), None, int(m[2]))),
+)
+# The same for Hydra's banner, whose host is the one it names RUNNING AT.
+_HYDRA_DEATHS = (
+    (re.compile(r"application called MPI_Abort\(\S+, (-?\d+)\) - process (\d+)"),
+     lambda m, host: RankDeath("exit", int(m[2]), host, int(m[1]))),
+    (re.compile(r"KILLED BY SIGNAL: (\d+) \(([^)]*)\)"),
+     lambda m, host: RankDeath("signal", None, host, int(m[1]), m[2])),
+    (re.compile(r"TERMINATED WITH THE EXIT STRING: ([^(\n]*?)\s*\(signal (\d+)\)"),
+     lambda m, host: RankDeath("signal", None, host, int(m[2]), m[1].strip())),
+)
 _HYDRA_RUNNING = re.compile(r"PID (\d+) RUNNING AT (\S+)")
-_HYDRA_SIGNAL = re.compile(r"KILLED BY SIGNAL: (\d+) \(([^)]*)\)")
 _HYDRA_EXIT_CODE = re.compile(r"=\s+EXIT CODE: (\d+)")
-_HYDRA_EXIT_STRING = re.compile(r"TERMINATED WITH THE EXIT STRING: ([^(\n]*?)\s*\(signal (\d+)\)")
 # mpiexec -print-all-exitcodes: "[mpiexec@n1] Exit codes: [n1] 0,9\n[n2] 0,0", one group per host
 # with the raw wait status of each of its ranks, in the order of their world ranks.
 _HYDRA_CODES = re.compile(r"Exit codes:((?:\s*\[[^\]\s]+\] *-?\d+(?:,-?\d+)*)+)")
 _HYDRA_GROUP = re.compile(r"\[([^\]\s]+)\] *(-?\d+(?:,-?\d+)*)")
-_HYDRA_ABORT = re.compile(r"application called MPI_Abort\(\S+, (-?\d+)\) - process (\d+)")
 _ENGINE_ERR = re.compile(r"^(?:fabricbench-mpi: )?(?:error|validation)[^\n]*", re.I | re.M)
 _RULE = re.compile(r"^[-=*#_\s]+$")
 # Lines launchers print outside their banners that say nothing about the cause.
@@ -83,16 +95,16 @@ def find_dead_rank(stderr: str, rank_hosts: Optional[Sequence[str]] = None) -> O
     """The first rank the launcher reports dead, or None. For Hydra, `rank_hosts` (the host of
     every world rank, as the engine's run record lists them) names the rank behind its per-host
     exit codes when the job spans several hosts."""
-    m = _OMPI_SIGNAL.search(stderr)
-    if m:
-        return RankDeath("signal", int(m[1]), m[2], int(m[3]), m[4] or "")
-    m = _OMPI_IMPROPER.search(stderr)
-    if m:
-        return RankDeath("no-finalize", int(m[1]), m[2])
-    m = _OMPI_EXIT.search(stderr)
-    if m:
-        return RankDeath("exit", int(m[1]), None, int(m[2]))
-    return _hydra_dead_rank(stderr, rank_hosts)
+    return _first_death(_OMPI_DEATHS, stderr, None) or _hydra_dead_rank(stderr, rank_hosts)
+
+
+def _first_death(deaths, text: str, host: Optional[str]) -> Optional[RankDeath]:
+    """The death told by the first of `deaths` (pattern, maker) whose pattern is found in `text`."""
+    for pattern, death in deaths:
+        m = pattern.search(text)
+        if m:
+            return death(m, host)
+    return None
 
 
 def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional[RankDeath]:
@@ -107,15 +119,9 @@ def _hydra_dead_rank(text: str, rank_hosts: Optional[Sequence[str]]) -> Optional
         return RankDeath("exit", rank, where, (status >> 8) & 0xFF)
     running = _HYDRA_RUNNING.search(text)
     host = running[2] if running else None
-    m = _HYDRA_ABORT.search(text)
-    if m:
-        return RankDeath("exit", int(m[2]), host, int(m[1]))
-    m = _HYDRA_SIGNAL.search(text)
-    if m:
-        return RankDeath("signal", None, host, int(m[1]), m[2])
-    m = _HYDRA_EXIT_STRING.search(text)
-    if m:
-        return RankDeath("signal", None, host, int(m[2]), m[1].strip())
+    death = _first_death(_HYDRA_DEATHS, text, host)
+    if death is not None:
+        return death
     if running:
         code = _HYDRA_EXIT_CODE.search(text)
         return RankDeath("exit", None, host, int(code[1]) if code else None)

@@ -7,8 +7,15 @@ from typing import Any, ClassVar, Dict, Iterator, List, Optional, Sequence
 STAT_FIELDS = ("n", "iterations", "value", "min", "median", "mean", "p99", "max", "stdev")
 
 
+class _Record:
+    """A record that reads as a plain dict (``to_dict``), as JSON output and DataFrames take it."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass
-class Run:
+class Run(_Record):
     id: int
     uuid: str
     created: str
@@ -28,12 +35,9 @@ class Run:
         """How a run is shown in legends: its label, else its fabric tag, else #id."""
         return self.label or self.tags.get("fabric") or f"run {self.id}"
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
-class Measurement:
+class Measurement(_Record):
     benchmark: str
     params: Dict[str, Any]
     metric: str
@@ -70,9 +74,6 @@ class Measurement:
             **kwargs,
         )
 
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass
 class Host:
@@ -100,7 +101,7 @@ def to_dataframe(records: List[Any]):
 
 
 @dataclass
-class Baseline:
+class Baseline(_Record):
     """A name for the runs later runs are checked against (``baseline set NAME RUN [RUN...]``):
     one run, or replicate runs of one configuration that show how much runs vary."""
 
@@ -108,9 +109,6 @@ class Baseline:
     run_ids: List[int]
     created: str
     note: Optional[str] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

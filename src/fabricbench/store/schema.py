@@ -30,6 +30,17 @@ schema_version = Table(
     Column("version", Integer, nullable=False),
 )
 
+def _of_a_run(name: str, *columns: Column) -> Table:
+    """A table whose rows belong to one run each (numbered; deleted with the run)."""
+    return Table(
+        name,
+        metadata,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        *columns,
+    )
+
+
 runs = Table(
     "runs",
     metadata,
@@ -48,11 +59,8 @@ runs = Table(
     Column("provenance", JSON, nullable=False),
 )
 
-measurements = Table(
+measurements = _of_a_run(
     "measurements",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("seq", Integer, nullable=False),
     Column("benchmark", String(64), nullable=False),
     Column("size", Integer),  # params["size"] when present, for ordering and filtering
@@ -72,22 +80,16 @@ measurements = Table(
 )
 Index("ix_measurements_run", measurements.c.run_id, measurements.c.benchmark, measurements.c.seq)
 
-hosts = Table(
+hosts = _of_a_run(
     "hosts",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("hostname", String(255), nullable=False),
     Column("digest", String(64), nullable=False),
     Column("facts", JSON, nullable=False),
 )
 Index("ix_hosts_run", hosts.c.run_id)
 
-artifacts = Table(
+artifacts = _of_a_run(
     "artifacts",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
     Column("name", String(64), nullable=False),
     Column("data", JSON, nullable=False),
 )

@@ -84,6 +84,8 @@ class AppStudySpec:
 
 @dataclass
 class AppStudyOutcome:
+    """A study of applications as it ran: its id, its runs' ids in order, how many repetitions failed."""
+
     study: str
     run_ids: List[int] = field(default_factory=list)
     failed: int = 0
@@ -131,6 +133,16 @@ def study_lab(lab_name: str):
             os.environ["FABRICBENCH_LAB"] = before
 
 
+def fabric_lab_up(fabric: StudyFabric, nodes: int, lab_name: str, say: Callable[[str], None]):
+    """Inside ``study_lab``: the lab brought (back) up with the fabric's shape for `nodes` nodes, said in one line."""
+    from fabricbench.lab import core as lab_core
+
+    lab_core.down(lab_name)
+    lab = lab_core.Lab.up(lab_spec_of(fabric, nodes), lab_name)
+    say(f"fabric {fabric.name}: lab '{lab_name}' up, {lab.describe()}")
+    return lab
+
+
 class _Say(StudyObserver):
     def __init__(self, say: Callable[[str], None], what: str):
         self.say, self.what = say, what
@@ -145,7 +157,6 @@ class _Say(StudyObserver):
 def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda _t: None) -> AppStudyOutcome:
     """Bring the lab up per fabric, run every application at every scale; the runs' ids in order."""
     from fabricbench.analysis.peaks import lab_tag
-    from fabricbench.lab import core as lab_core
     from fabricbench.lab.rates import parse_rate
     from fabricbench.launch import get_launcher
     from fabricbench.workflows.app import AppCase
@@ -155,10 +166,7 @@ def run_app_study(store, spec: AppStudySpec, say: Callable[[str], None] = lambda
     points = plan_points(spec.nodes, spec.ppn, None)
     with study_lab(spec.lab_name):
         for fabric in spec.fabrics:
-            lab_spec = lab_spec_of(fabric, max(spec.nodes))
-            lab_core.down(spec.lab_name)
-            lab = lab_core.Lab.up(lab_spec, spec.lab_name)
-            say(f"fabric {fabric.name}: lab '{spec.lab_name}' up, {lab.describe()}")
+            lab = fabric_lab_up(fabric, max(spec.nodes), spec.lab_name, say)
             hosts = list(lab.node_names)
             for recipe in spec.recipes:
                 case = AppCase(recipe, spec.size)

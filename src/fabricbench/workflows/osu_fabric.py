@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional
 
 from fabricbench.apps import Recipe
 from fabricbench.errors import UsageError
-from fabricbench.workflows.app_study import StudyFabric, lab_spec_of, parse_fabric, study_lab
+from fabricbench.workflows.app_study import StudyFabric, fabric_lab_up, parse_fabric, study_lab
 
 DEFAULT_FABRICS = ("fast:1gbit,ib=4xEDR", "slow:200mbit,ib=4xFDR")
 
@@ -107,17 +107,13 @@ class OsuFabricOutcome:
 
 def run_osu_fabric(store, spec: OsuFabricSpec, say: Callable[[str], None] = lambda _t: None) -> OsuFabricOutcome:
     """Every fabric in turn on the lab (or on a cluster's hosts); the runs' ids by fabric."""
-    from fabricbench.lab import core as lab_core
-
     outcome = OsuFabricOutcome(study=uuid.uuid4().hex[:8])
     if spec.launcher != "lab":
         _on_cluster(store, spec, outcome, say)
         return outcome
     with study_lab(spec.lab_name):
         for index, osu in enumerate(spec.fabrics, 1):
-            lab_core.down(spec.lab_name)
-            lab = lab_core.Lab.up(lab_spec_of(osu.fabric, spec.nodes), spec.lab_name)
-            say(f"fabric {osu.fabric.name}: lab '{spec.lab_name}' up, {lab.describe()}")
+            lab = fabric_lab_up(osu.fabric, spec.nodes, spec.lab_name, say)
             hosts = list(lab.node_names)
             tags = _tags(outcome.study, osu, lab.shape["link"])
             outcome.engine_runs[osu.fabric.name] = _engine(store, spec, osu, hosts, tags, say)

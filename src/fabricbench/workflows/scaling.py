@@ -137,24 +137,25 @@ def _last_figure(pattern: "re.Pattern[str]", text: str) -> Optional[str]:
     return None if last is None or last.group(1) is None else last.group(1).replace(",", "")
 
 
-def parse_figure(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
-    """The first capture group of the last match, as a number; None when absent or not a number."""
+def _figure_as(pattern: "re.Pattern[str]", text: str, convert: Callable[[str], float]) -> Optional[float]:
+    """The last match's figure through `convert`; None when absent or not a number."""
     figure = _last_figure(pattern, text)
     try:
-        return float(figure) if figure is not None else None
+        return convert(figure) if figure is not None else None
     except ValueError:
         return None
+
+
+def parse_figure(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
+    """The first capture group of the last match, as a number; None when absent or not a number."""
+    return _figure_as(pattern, text, float)
 
 
 def figure_step(pattern: "re.Pattern[str]", text: str) -> Optional[float]:
     """The step of that figure as printed ('2' -> 1 s, '1.51' -> 0.01 s); None when absent."""
     from fabricbench.apps.base import printed_step
 
-    figure = _last_figure(pattern, text)
-    try:
-        return printed_step(figure) if figure is not None else None
-    except ValueError:
-        return None
+    return _figure_as(pattern, text, printed_step)
 
 
 def parse_int_list(text: str, option: str) -> List[int]:

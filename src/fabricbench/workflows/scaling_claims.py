@@ -17,6 +17,7 @@ from typing import Callable, List, Optional
 
 from fabricbench.apps import Recipe
 from fabricbench.errors import UsageError
+from fabricbench.workflows.app_study import AppStudyOutcome
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
@@ -73,11 +74,8 @@ class ScalingClaimsSpec:
             raise UsageError("give two or more node counts (--nodes 1,2): efficiency needs a base and a larger scale")
 
 
-@dataclass
-class ScalingClaimsOutcome:
-    study: str
-    run_ids: List[int] = field(default_factory=list)
-    failed: int = 0
+# What a scaling-claims study leaves is what an application study leaves: its id, its runs' ids, failed repetitions.
+ScalingClaimsOutcome = AppStudyOutcome
 
 
 def run_scaling_claims(store, spec: ScalingClaimsSpec, say: Callable[[str], None] = lambda _t: None) -> ScalingClaimsOutcome:

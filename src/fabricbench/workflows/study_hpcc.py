@@ -89,21 +89,18 @@ class HpccStudyOutcome:
 def _one_fabric(store, spec: HpccStudySpec, fabric, outcome: HpccStudyOutcome, launcher: str, hosts: List[str],
                 extra: List[str], shape: Dict[str, str], say: Callable[[str], None]) -> None:
     from fabricbench.workflows.hpcc import HpccError, run_hpcc
-    from fabricbench.workflows.session import RunInterrupted
+    from fabricbench.workflows.study_site import attempt
 
     tags = {"study": outcome.study, "study_kind": KIND, "fabric": fabric.name}
     for rep in range(1, spec.repeat + 1):
-        try:
-            where = f"{spec.workdir}/{outcome.study}-{fabric.name}-{rep}" if spec.workdir else None
-            result = run_hpcc(store, np=spec.np, launcher=launcher, hosts=hosts, hostfile=spec.hostfile, n=spec.n,
-                              workdir=where,
-                              nb=spec.nb, label=f"hpcc on {fabric.name} ({rep}/{spec.repeat})", tags=tags,
-                              hpcc=spec.hpcc, timeout=spec.timeout, launcher_args=extra, profile=True)
-        except RunInterrupted:
-            raise  # Ctrl-C or SIGTERM stops the study (the lab comes down), it is no failed run
-        except HpccError as exc:
-            outcome.failures.append(f"{fabric.name} repetition {rep}: {exc}")
-            say(f"  {fabric.name} {rep}/{spec.repeat}: failed: {exc}")
+        where = f"{spec.workdir}/{outcome.study}-{fabric.name}-{rep}" if spec.workdir else None
+        result = attempt(lambda: run_hpcc(store, np=spec.np, launcher=launcher, hosts=hosts, hostfile=spec.hostfile,
+                                          n=spec.n, workdir=where, nb=spec.nb,
+                                          label=f"hpcc on {fabric.name} ({rep}/{spec.repeat})", tags=tags,
+                                          hpcc=spec.hpcc, timeout=spec.timeout, launcher_args=extra, profile=True),
+                         outcome.failures, f"{fabric.name} repetition {rep}", f"{fabric.name} {rep}/{spec.repeat}",
+                         say, errors=(HpccError,))
+        if result is None:
             continue
         run = result.run
         provenance = dict(run.provenance or {})

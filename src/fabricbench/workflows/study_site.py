@@ -11,13 +11,13 @@ network-only baseline). Every run is tagged ``study=ID``, ``study_kind=site`` an
 from __future__ import annotations
 
 import contextlib
-import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from fabricbench.errors import FabricbenchError, UsageError
-from fabricbench.workflows.app_study import StudyFabric, lab_spec_of, parse_fabric
+from fabricbench.workflows.app_study import StudyFabric, fabric_lab_up, parse_fabric
+from fabricbench.workflows.app_study import study_lab as app_study_lab
 
 KIND = "site"
 LATENCY_SIZES = "0:64K"
@@ -29,21 +29,8 @@ WINDOW_BYTES = "2M"
 def study_lab(fabric: StudyFabric, nodes: int, name: str, say: Callable[[str], None]) -> Iterator[Any]:
     """The lab `name` up with the fabric's shape for the block (FABRICBENCH_LAB naming it, as the
     lab launcher and `transfer` find their lab by it), down after it, whatever happens."""
-    from fabricbench.lab import core as lab_core
-
-    before = os.environ.get("FABRICBENCH_LAB")
-    os.environ["FABRICBENCH_LAB"] = name
-    try:
-        lab_core.down(name)
-        lab = lab_core.Lab.up(lab_spec_of(fabric, nodes), name)
-        say(f"fabric {fabric.name}: lab '{name}' up, {lab.describe()}")
-        yield lab
-    finally:
-        lab_core.down(name)
-        if before is None:
-            os.environ.pop("FABRICBENCH_LAB", None)
-        else:
-            os.environ["FABRICBENCH_LAB"] = before
+    with app_study_lab(name):
+        yield fabric_lab_up(fabric, nodes, name, say)
 
 
 @dataclass
@@ -81,17 +68,26 @@ class SiteOutcome:
     failures: List[str] = field(default_factory=list)
 
 
-def _part(outcome: SiteOutcome, fabric: str, part: str, say: Callable[[str], None], action: Callable[[], int]) -> None:
-    """Run one part of the study; a failed part is named and the study goes on."""
+def attempt(action: Callable[[], Any], failures: List[str], what: str, said: str, say: Callable[[str], None],
+            errors: Tuple[type, ...] = (FabricbenchError,)) -> Any:
+    """A study's step: what `action` returns, or None once its failure is named in `failures` (as `what`) and
+    said (as `said`), so the study goes on; an interruption (Ctrl-C, SIGTERM) stops the study."""
     from fabricbench.workflows.session import RunInterrupted
 
     try:
-        run_id = action()
+        return action()
     except RunInterrupted:
-        raise  # Ctrl-C or SIGTERM stops the study (the lab comes down), it is no failed part
-    except FabricbenchError as exc:
-        outcome.failures.append(f"{part} on {fabric}: {exc}")
-        say(f"  {part} on {fabric}: failed: {exc}")
+        raise  # the lab comes down; it is no failed step
+    except errors as exc:
+        failures.append(f"{what}: {exc}")
+        say(f"  {said}: failed: {exc}")
+        return None
+
+
+def _part(outcome: SiteOutcome, fabric: str, part: str, say: Callable[[str], None], action: Callable[[], int]) -> None:
+    """Run one part of the study; a failed part is named and the study goes on."""
+    run_id = attempt(action, outcome.failures, f"{part} on {fabric}", f"{part} on {fabric}", say)
+    if run_id is None:
         return
     outcome.runs.setdefault(fabric, {}).setdefault(part, []).append(run_id)
     say(f"  {part} on {fabric}: run {run_id}")

@@ -109,6 +109,12 @@ class PlotResult:
     drawn: int
     omitted: int = 0
 
+    def figure(self, slug: str, title: str, alt: str = ""):
+        """The plot as a report figure (file stem `slug`)."""
+        from fabricbench.report.model import Figure as ReportFigure
+
+        return ReportFigure(slug, title, self.data, self.fmt, alt=alt)
+
 
 def safe_label(text: str, limit: int = 0) -> str:
     """A user string as literal legend text: no mathtext ($...$), not hidden (leading '_'), lines of

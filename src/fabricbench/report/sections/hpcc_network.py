@@ -5,7 +5,7 @@ from fabricbench.analysis.direction import direction_word
 from fabricbench.analysis.series import headline, variant_label
 from fabricbench.report import blocks
 from fabricbench.report.blocks import band_of, fmt_pct, fmt_size, fmt_value
-from fabricbench.report.model import Cell, Column, Figure, Section, Table
+from fabricbench.report.model import Cell, Column, Section, Table
 from fabricbench.report.plots import bar_plot, run_color
 from fabricbench.suite import family
 
@@ -94,6 +94,6 @@ def build(ctx):
                 groups.append((r.name, vals, run_color(r.index)))
             res = bar_plot(cats, groups, f"HPCC network: {title.lower()}", f"{title} ({unit})", fmt=ctx.plot_format,
                            zero_line=False, max_groups=ctx.options.max_curves)
-            section.add(Figure(blocks.slugify(f"hpcc-network-{metric}"), f"HPCC network: {title.lower()}", res.data, res.fmt,
-                               alt=f"HPCC network {title.lower()} per run"))
+            section.add(res.figure(blocks.slugify(f"hpcc-network-{metric}"), f"HPCC network: {title.lower()}",
+                                   alt=f"HPCC network {title.lower()} per run"))
     return section

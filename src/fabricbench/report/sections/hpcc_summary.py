@@ -13,7 +13,7 @@ from fabricbench.analysis.direction import describe, improvement, lower_is_bette
 from fabricbench.analysis.hpcc import FIGURES, hpcc_table
 from fabricbench.analysis.series import headline
 from fabricbench.report.blocks import fmt_pct, fmt_value
-from fabricbench.report.model import BulletList, Cell, Column, Figure, Paragraph, Section, Table
+from fabricbench.report.model import BulletList, Cell, Column, Paragraph, Section, Table
 from fabricbench.report.plots import bar_plot, run_color
 
 ORDER = 65
@@ -80,6 +80,6 @@ def build(ctx):
         texts = [[fmt_pct(v, signed=True) if v is not None else None for v in bars[r.index]] for r in others]
         res = bar_plot(cats, groups, f"HPCC: % better than {base.name}", "% better (positive = better)",
                        fmt=ctx.plot_format, max_groups=ctx.options.max_curves, limit=BAR_LIMIT, texts=texts)
-        section.add(Figure("hpcc-summary-better", f"HPCC: % better than {base.name}", res.data, res.fmt,
-                           alt="HPCC percent better per test"))
+        section.add(res.figure("hpcc-summary-better", f"HPCC: % better than {base.name}",
+                               alt="HPCC percent better per test"))
     return section

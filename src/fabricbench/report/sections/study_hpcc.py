@@ -17,7 +17,7 @@ from fabricbench.analysis.direction import lower_is_better
 from fabricbench.analysis.hpcc_sections import TESTS
 from fabricbench.analysis.study_hpcc import CANNOT_JUDGE, figure_rows, link_factor, profile_rows
 from fabricbench import numbers as fmt
-from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Report, Section, Table
+from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Report, Section, Table
 
 SENTENCE_KEYS = ("PTRANS_GBs", "MPIRandomAccess_GUPs", "MPIRandomAccess_LCG_GUPs", "MPIFFT_Gflops", "HPL_Tflops",
                  "StarDGEMM_Gflops", "StarSTREAM_Triad", "RandomlyOrderedRingLatency_usec",
@@ -120,8 +120,8 @@ def results_section(data: Dict[str, Any], rows: List[Dict[str, Any]], plot_forma
                               for r in headline], run_color(i + 1)) for i, name in enumerate(fabrics[1:])]
             res = bar_plot([r["display"] for r in headline], groups, f"HPCC: % better than {base}",
                            "% better (positive = better)", fmt=plot_format, limit=900.0)
-            section.add(Figure("study-hpcc-better", f"HPCC: % better than {base}", res.data, res.fmt,
-                               alt="HPCC percent better per figure and fabric"))
+            section.add(res.figure("study-hpcc-better", f"HPCC: % better than {base}",
+                                   alt="HPCC percent better per figure and fabric"))
         except ImportError:  # matplotlib missing: the table says it all
             pass
     return section
@@ -133,10 +133,8 @@ def sentences_section(data: Dict[str, Any], rows: List[Dict[str, Any]]) -> Secti
     section = Section("hpcc-findings", "What the study shows",
                       intro="The paper's sentences, computed from the runs, each with its verdict.")
     items = []
-    for key in SENTENCE_KEYS:
-        row = next((r for r in rows if r["key"] == key), None)
-        if row is None:
-            continue
+    by_key = {r["key"]: r for r in reversed(rows)}  # a key's first row
+    for row in (by_key[k] for k in SENTENCE_KEYS if k in by_key):
         for name in fabrics[1:]:
             text = figure_sentence(row, base, name)
             if text:
@@ -144,10 +142,7 @@ def sentences_section(data: Dict[str, Any], rows: List[Dict[str, Any]]) -> Secti
     section.add(BulletList(items) if items else Paragraph("No figure was measured on two fabrics."))
     factors = link_factor(data["rates"], fabrics)
     checks = []
-    for key in BANDWIDTH_BOUND:
-        row = next((r for r in rows if r["key"] == key), None)
-        if row is None:
-            continue
+    for row in (by_key[k] for k in BANDWIDTH_BOUND if k in by_key):
         for name in fabrics[1:]:
             a, b = row["fabrics"][base]["value"], row["fabrics"][name]["value"]
             if a and b and factors.get(name):
@@ -209,15 +204,28 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
                    run_color(i)) for i, name in enumerate(fabrics)]
         res = bar_plot(tests, groups, "Leading call's share of MPI time per HPCC test", "% of the test's MPI time",
                        fmt=plot_format, zero_line=False)
-        section.add(Figure("study-hpcc-profile", "Leading call's share of MPI time per HPCC test", res.data, res.fmt,
-                           alt="share of MPI time of each test's leading call per fabric"))
+        section.add(res.figure("study-hpcc-profile", "Leading call's share of MPI time per HPCC test",
+                               alt="share of MPI time of each test's leading call per fabric"))
     except ImportError:
         pass
     return section
 
 
+def load_range(loads: Sequence[float], cpus: Any) -> str:
+    """The host's load over a fabric's runs: 'a to b on N CPUs', '-' when none was read."""
+    return f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {cpus} CPUs" if loads else "-"
+
+
+def study_conditions(section_id: str, setting: str, study: str, table: Table, reproduce: str, rebuild: str) -> Section:
+    """A study's conditions: where it ran (`setting`), its table per fabric, the command that reproduces it and
+    the one that rebuilds its report (`rebuild`, the study's own command)."""
+    section = Section(section_id, "Conditions and how to reproduce")
+    section.add(Paragraph(setting + f"Study {study}."), table, Paragraph(f"Reproduce: {reproduce}"),
+                Paragraph(f"Rebuild this report from the stored runs: {rebuild} --report {study} -o FILE.html"))
+    return section
+
+
 def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
-    section = Section("conditions", "Conditions and how to reproduce")
     cols = [Column("Fabric", align="left"), Column("Link or launcher arguments", align="left"),
             Column("Runs (complete)", align="left"), Column("Ranks", align="right"), Column("Nodes", align="right"),
             Column("HPL N / NB / grid", align="left"), Column("Host load (1 min)", align="left"),
@@ -230,19 +238,17 @@ def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
         where = shape.get("link") and f"lab link {shape['link']}" or " ".join(shape.get("launcher_args") or []) or "default"
         plan = first["plan"] or {}
         loads = [r["load"] for r in runs if r["load"] is not None]
-        load = (f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {first['cpus']} CPUs" if loads else "-")
+        load = load_range(loads, first["cpus"])
         rows.append([name, where, f"{len(runs)} ({sum(r['status'] == 'complete' for r in runs)})",
                      str(first["ranks"] or "-"), str(first["nodes"] or "-"),
                      f"{plan.get('n', '-')} / {plan.get('nb', '-')} / {plan.get('p', '-')}x{plan.get('q', '-')}",
                      load, first["mpi"] or "-", ", ".join(str(r["id"]) for r in runs)])
     lab = any((r["shape"] or {}).get("link") for runs in data["runs"].values() for r in runs)
-    section.add(Paragraph(("On the lab: network namespaces on one machine joined by shaped links; the ranks share "
-                           "this machine's CPUs and memory, so compute-bound tests (DGEMM, STREAM, HPL) show the host, "
-                           "not the fabric. " if lab else "On a cluster. ") + f"Study {data['study']}."),
-                Table(cols, rows, caption="Conditions per fabric"),
-                Paragraph(f"Reproduce: {reproduce}"),
-                Paragraph(f"Rebuild this report from the stored runs: fabricbench study hpcc-fabrics --report "
-                          f"{data['study']} -o FILE.html"))
+    setting = ("On the lab: network namespaces on one machine joined by shaped links; the ranks share this machine's "
+               "CPUs and memory, so compute-bound tests (DGEMM, STREAM, HPL) show the host, not the fabric. "
+               if lab else "On a cluster. ")
+    section = study_conditions("conditions", setting, data["study"], Table(cols, rows, caption="Conditions per fabric"),
+                               reproduce, "fabricbench study hpcc-fabrics")
     busy = [r for runs in data["runs"].values() for r in runs
             if r["load"] is not None and r["cpus"] and r["load"] > r["cpus"]]
     if busy:

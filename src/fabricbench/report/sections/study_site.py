@@ -16,8 +16,8 @@ from typing import Any, Dict, List, Optional
 from fabricbench.analysis.record import figure_of_record
 from fabricbench.analysis.study_hpcc import figure_rows
 from fabricbench import numbers as fmt
-from fabricbench.report.model import BulletList, Column, Figure, Notice, Paragraph, Report, Section, Table
-from fabricbench.report.sections.study_hpcc import figure_sentence, verdict_words
+from fabricbench.report.model import BulletList, Column, Notice, Paragraph, Report, Section, Table
+from fabricbench.report.sections.study_hpcc import figure_sentence, load_range, study_conditions, verdict_words
 
 HPCC_SHOWN = ("HPL_Tflops", "PTRANS_GBs", "MPIRandomAccess_GUPs", "MPIFFT_Gflops", "StarSTREAM_Triad",
               "RandomlyOrderedRingLatency_usec", "RandomlyOrderedRingBandwidth_GBytes")
@@ -119,7 +119,7 @@ def mpi_section(data: Dict[str, Any], plot_format: str) -> Section:
                     curves.append(Curve(name, xs, ys, color=run_color(i)))
             if curves:
                 res = line_plot(curves, title, ylabel=ylabel, fmt=plot_format, logy=key == "latency")
-                section.add(Figure(f"site-{key}", title, res.data, res.fmt, alt=f"{title} per fabric"))
+                section.add(res.figure(f"site-{key}", title, alt=f"{title} per fabric"))
     except ImportError:
         pass
     return section
@@ -198,15 +198,14 @@ def transfer_section(data: Dict[str, Any], plot_format: str) -> Section:
         if curves:
             res = line_plot(curves, "Aggregate throughput of one server", xlabel="readers", ylabel="MB/s",
                             logx=False, logy=False, sizes=False, fmt=plot_format)
-            section.add(Figure("site-transfer", "Aggregate throughput of one server", res.data, res.fmt,
-                               alt="aggregate throughput against reader count"))
+            section.add(res.figure("site-transfer", "Aggregate throughput of one server",
+                                   alt="aggregate throughput against reader count"))
     except ImportError:
         pass
     return section
 
 
 def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
-    section = Section("site-conditions", "Conditions and how to reproduce")
     rows = []
     for name, f in data["fabrics"].items():
         loads = [r["load"] for r in f["runs"] if r["load"] is not None]
@@ -214,16 +213,12 @@ def conditions_section(data: Dict[str, Any], reproduce: str) -> Section:
         mpi = next((r["mpi"] for r in f["runs"] if r["mpi"]), "-")
         rows.append([name, (f["shape"] or {}).get("link", "-"), str((f["shape"] or {}).get("nodes", "-")),
                      ", ".join(f"{r['id']} ({r['kind']}, {r['status']})" for r in f["runs"]),
-                     f"{fmt.number(min(loads))} to {fmt.number(max(loads))} on {cpus} CPUs" if loads else "-", mpi])
-    section.add(Paragraph("On the lab: network namespaces on one machine joined by shaped links (token bucket); the "
-                          "nodes share this machine's CPUs, memory and disk. " + f"Study {data['study']}."),
-                Table([Column("Fabric", align="left"), Column("Link", align="left"), Column("Nodes"),
-                       Column("Runs", align="left"), Column("Host load (1 min)", align="left"),
-                       Column("MPI", align="left")], rows, caption="Conditions per fabric"),
-                Paragraph(f"Reproduce: {reproduce}"),
-                Paragraph(f"Rebuild this report from the stored runs: fabricbench study site --report {data['study']} "
-                          "-o FILE.html"))
-    return section
+                     load_range(loads, cpus), mpi])
+    cols = [Column("Fabric", align="left"), Column("Link", align="left"), Column("Nodes"), Column("Runs", align="left"),
+            Column("Host load (1 min)", align="left"), Column("MPI", align="left")]
+    return study_conditions("site-conditions", "On the lab: network namespaces on one machine joined by shaped links "
+                            "(token bucket); the nodes share this machine's CPUs, memory and disk. ", data["study"],
+                            Table(cols, rows, caption="Conditions per fabric"), reproduce, "fabricbench study site")
 
 
 def site_report(data: Dict[str, Any], reproduce: str, plot_format: str = "svg") -> Report:
