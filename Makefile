@@ -27,21 +27,31 @@ run: setup
 	@echo "results database: $$($(FB) db path)"
 	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
-# Tests run on TEST_WORKERS pytest-xdist workers (tests/conftest.py groups those that share a lab,
-# a fixed name or a module's fixture on one worker); TEST_WORKERS=0 runs them in one process.
+# Tests run in two parts: those not marked `serial` on TEST_WORKERS pytest-xdist workers, a file per
+# worker, then the serial ones (labs, Slurm, fixed ports; tests/conftest.py) in one process.
+# TEST_WORKERS=0 runs every test in one process. Exit status 5 of a part is "no test selected".
 TEST_WORKERS ?= 2
-PYTEST_PARALLEL = $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup)
+PYTEST = $(VENV)/bin/python -m pytest -ra
+define run_tests
+	@if [ "$(TEST_WORKERS)" = 0 ]; then $(PYTEST) --durations=$(2) $(if $(1),-m "$(1)"); else \
+	  a=0; $(PYTEST) --durations=$(2) -n $(TEST_WORKERS) --dist loadfile -m "$(if $(1),$(1) and )not serial" || a=$$?; \
+	  b=0; $(PYTEST) --durations=$(2) -m "$(if $(1),$(1) and )serial" || b=$$?; \
+	  [ $$a -eq 0 -o $$a -eq 5 ] && [ $$b -eq 0 -o $$b -eq 5 ]; fi
+endef
 
 # Every test under the chosen MPI; with the default MPI, the MPI-dependent tests once more under $(SECOND_MPI).
 test: setup test-deps docs
-	$(VENV)/bin/python -m pytest -ra --durations=25 $(PYTEST_PARALLEL)
+	$(call run_tests,,25)
 	@if [ -z "$(MPI)" ] && [ -n "$(SECOND_MPI)" ]; then $(MAKE) --no-print-directory test-second-mpi; fi
 
 # The MPI-dependent tests marked both_mpis (tests/conftest.py) under $(SECOND_MPI); the pure tests ran once already.
 test-second-mpi:
 	@if bash scripts/build-native.sh $(VENV) $(SECOND_MPI); then \
-	  FABRICBENCH_MPI=$(SECOND_MPI) $(VENV)/bin/python -m pytest -ra --durations=15 $(PYTEST_PARALLEL) -m both_mpis; \
+	  $(MAKE) --no-print-directory test-marked MARKED=both_mpis FABRICBENCH_MPI=$(SECOND_MPI); \
 	else echo "make test: $(SECOND_MPI) is not installed; its second pass is skipped"; fi
+
+test-marked:
+	$(call run_tests,$(MARKED),15)
 
 # The documentation site (docs/, mkdocs.yml) in strict mode: a broken link or a missing page fails.
 docs: setup

@@ -133,37 +133,22 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
          "openmpi": openmpi_missing}
 
 
-# Parallel runs (pytest-xdist; `make test` uses `-n 2 --dist loadgroup`): a worker takes a whole
-# xdist_group at a time, in file order, and a test of no group on its own. Every test that makes a
-# lab or a Slurm cluster is in the group "lab" (labs share the default subnet and some fixed names,
-# and tests compare the host's links and namespaces before and after), so those run one at a time;
-# a test that uses a fixture of this project wider than one test (a module's profiled run, study or
-# server) is grouped with its file, so that fixture is made once; the files of SHARED share a
-# server's fixed name. Any other test runs wherever a worker is free, and so do the tests of
-# CHEAP, whose module-scoped fixtures only look a path up or read a schema.
-SHARED = {"test_postgres": "postgres", "test_compare_postgres": "postgres", "test_import_postgres": "postgres"}
-CHEAP = {"test_engine", "test_health_engine", "test_onesided_nbc", "test_compare_engine"}
+# Parallel runs (pytest-xdist): `make test` runs the tests not marked `serial` on two workers, a
+# whole file per worker (`--dist loadfile`, so a module's fixture is made once), then the `serial`
+# tests in one process. Serial are every test that makes a lab or a Slurm cluster (labs share the
+# default subnet and some fixed names, and tests compare the host's links and namespaces before and
+# after), the files of SERIAL_FILES (servers on a fixed port) and tests marked serial by hand.
+# (Not xdist_group: under pytest 9 its --dist loadgroup no longer keeps a group on one worker.)
+SERIAL_FILES = {"test_postgres", "test_compare_postgres", "test_import_postgres"}
 
 
-def _shares_a_fixture(item) -> bool:
-    info = getattr(item, "_fixtureinfo", None)
-    for defs in (info.name2fixturedefs.values() if info is not None else ()):
-        for fixdef in defs:
-            module = getattr(getattr(fixdef, "func", None), "__module__", "") or ""
-            if fixdef.scope != "function" and not module.startswith(("_pytest", "xdist", "pytest")):
-                return True
-    return False
-
-
-def xdist_group(item) -> Optional[str]:
-    """The xdist_group of a collected test (None: any worker, on its own)."""
-    if item.get_closest_marker("lab") is not None or item.get_closest_marker("slurm") is not None:
-        return "lab"
+def runs_alone(item) -> bool:
+    """Whether a collected test must not run beside another (see above)."""
+    if any(item.get_closest_marker(m) is not None for m in ("lab", "slurm", "serial")):
+        return True
     module = getattr(item, "module", None)
     name = module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
-    if name in SHARED:
-        return SHARED[name]
-    return name if name not in CHEAP and _shares_a_fixture(item) else None
+    return name in SERIAL_FILES
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by the markers added here
@@ -172,9 +157,8 @@ def pytest_collection_modifyitems(config, items):
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rpartition(".")[2] in BOTH_MPIS and item.get_closest_marker("mpi"):
             item.add_marker(pytest.mark.both_mpis)
-        group = xdist_group(item)
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        if runs_alone(item) and item.get_closest_marker("serial") is None:
+            item.add_marker(pytest.mark.serial)
         for marker, missing in NEEDS.items():
             if item.get_closest_marker(marker) is not None:
                 reason = missing()

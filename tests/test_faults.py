@@ -59,7 +59,7 @@ def test_bad_database_urls_say_what_to_install(tmp_path):
     run_row("bad-urls", tmp_path)
 
 
-@pytest.mark.xdist_group("lab")  # compares the host's namespaces before and after: never beside a lab test
+@pytest.mark.serial  # compares the host's namespaces before and after: never beside a lab test
 def test_empty_lab_name_is_an_error(tmp_path):
     run_row("lab-name-empty", tmp_path)
 

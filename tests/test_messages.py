@@ -33,26 +33,27 @@ def test_ssh_failures_are_classified(stderr, words):
 
 def test_transfer_names_an_unreachable_host_not_a_missing_tool(monkeypatch):
     from fabricbench.launch.nodes import host_nodes
+    from fabricbench.launch.procs import ProcessTimeout
     from fabricbench.workflows import transfer
 
     def fake_run_short(argv, timeout=None, **kw):
-        assert argv[0] == "ssh" and "10.255.255.1" in argv  # nothing is sent anywhere: ssh is not started
-        return subprocess.CompletedProcess(argv, 255, "", "ssh: connect to host 10.255.255.1 port 22: Connection timed out\n")
+        assert argv[0] == "ssh" and "n9.invalid" in argv  # ssh is not started (and .invalid never resolves)
+        return subprocess.CompletedProcess(argv, 255, "", "ssh: connect to host n9.invalid port 22: Connection timed out\n")
 
     monkeypatch.setattr(transfer, "run_short", fake_run_short)
     nodes = host_nodes(None)
     with pytest.raises(transfer.TransferCannotRun) as err:
-        transfer._probe(nodes, nodes.node("10.255.255.1"), ["id", "-u"], "id", "coreutils")
+        transfer._probe(nodes, nodes.node("n9.invalid"), ["id", "-u"], "id", "coreutils")
     text = str(err.value)
-    assert "cannot reach host 10.255.255.1" in text and "does not answer" in text
+    assert "cannot reach host n9.invalid" in text and "does not answer" in text
     assert "install" not in text and "coreutils" not in text
 
     def fake_timeout(argv, timeout=None, **kw):
-        raise subprocess.TimeoutExpired(argv, timeout)
+        raise ProcessTimeout.of(subprocess.TimeoutExpired(argv, timeout))
 
     monkeypatch.setattr(transfer, "run_short", fake_timeout)
-    with pytest.raises(transfer.TransferCannotRun, match="host 10.255.255.1 does not answer through ssh"):
-        transfer._probe(nodes, nodes.node("10.255.255.1"), ["id", "-u"], "id", "coreutils")
+    with pytest.raises(transfer.TransferCannotRun, match="host n9.invalid does not answer through ssh"):
+        transfer._probe(nodes, nodes.node("n9.invalid"), ["id", "-u"], "id", "coreutils")
 
 
 def test_the_mpi_librarys_own_error_is_quoted():
