@@ -212,7 +212,7 @@ def end_of(proc: subprocess.Popen, known: Set[int], outcome: Outcome, timeout: f
 
 # ---- the rows ---------------------------------------------------------------------------------
 
-LONG_RUN = ("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
+LONG_RUN = ("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1", "--precision", "0")
 
 
 def signal_run(work: Path, sig: int, extra: Sequence[str] = (), env: Optional[Dict[str, str]] = None,
@@ -300,7 +300,7 @@ def sigstop_rank(work: Path, watchdog: float = 5.0) -> Outcome:
     """One rank stopped with SIGSTOP, no --timeout: the watchdog (short here, via FABRICBENCH_WATCHDOG) ends the run."""
     engine()
     db = work / "results.db"
-    proc = start(db, "run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "0.5",
+    proc = start(db, "run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "0.5", "--precision", "0",
                  env={"FABRICBENCH_WATCHDOG": str(watchdog)})
     out = Outcome("SIGSTOP rank")
     try:
@@ -404,13 +404,13 @@ class Mount:
     def fill(self) -> Path:
         """Write zeros until the file system is full; returns the filler file."""
         filler = self.path / "filler"
-        with open(filler, "wb") as fh:
-            try:
+        try:  # the run's own writes may have filled it already: then even creating the file fails
+            with open(filler, "wb") as fh:
                 while True:
                     fh.write(b"\0" * 65536)
                     fh.flush()
-            except OSError:
-                pass
+        except OSError:
+            pass
         return filler
 
     def __exit__(self, *exc) -> None:
@@ -422,7 +422,7 @@ def disk_full(work: Path) -> Outcome:
     engine()
     with Mount(work / "mnt") as mnt:
         db = mnt.path / "results.db"
-        proc = start(db, "run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "0.5")
+        proc = start(db, "run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "0.5", "--precision", "0")
         out = Outcome("disk full")
         try:
             wait_points(db, 2, proc)
@@ -432,7 +432,7 @@ def disk_full(work: Path) -> Outcome:
         finally:
             proc.kill()
         out.notes["points before space came back"] = db_points(db)
-        filler.unlink()
+        filler.unlink(missing_ok=True)
         return last_run(db, out)
 
 

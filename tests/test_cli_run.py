@@ -113,7 +113,7 @@ def test_bad_input_is_one_clear_line(cli, db_path, args, message):
 
 def measuring_latency(cli, db_path):
     """A `run latency` that has stored two points: (the CLI process, its engine ranks)."""
-    proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1")
+    proc = cli.popen("run", "latency", "--np", "2", "--sizes", "0:4M", "--time-budget", "1", "--precision", "0")
     wait_for_points(db_path, 2)
     return proc, engine_ranks(proc.pid)
 
