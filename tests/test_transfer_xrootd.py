@@ -163,10 +163,13 @@ def test_hosts_launcher_on_loopback(cli, db_path, xrootd_tools):
 def test_readers_share_the_server_link_and_raw_tcp_is_the_upper_line(make_lab, cli, db_path):
     lab = make_lab(nodes=5, link="1gbit")
     goodput = tcp_goodput(parse_rate("1gbit")) / 1e6
+    # The lab's htb shaping (no burst above the line) leaves a 1gbit stream 0.87-0.90 of TCP's goodput
+    # on a 2-core VM (docs/methods/lab.md), so the aggregate's floor here is 0.8 rather than 0.9.
+    low = 0.8
 
     def ok(s):
         rows = [r for r in s.rows if r.protocol == "xrootd"] + [r for r in s.rows if r.protocol == "tcp"]
-        return (all(0.9 <= r.of_ceiling <= 1.05 and 0.85 <= r.per_reader_of_share <= 1.2 for r in rows)
+        return (all(low <= r.of_ceiling <= 1.05 and low - 0.05 <= r.per_reader_of_share <= 1.2 for r in rows)
                 and s.raw_at_or_above_file)
 
     run, s = measure_until(cli, db_path, ["transfer", "--server", "n1", "--readers", "1,2,4", "--file-size", "128M",
@@ -176,9 +179,9 @@ def test_readers_share_the_server_link_and_raw_tcp_is_the_upper_line(make_lab, c
     assert {(r.protocol, r.readers) for r in s.rows} == {(p, n) for p in ("xrootd", "tcp") for n in (1, 2, 4)}
     for r in s.rows:
         assert r.ceiling == pytest.approx(goodput), figures
-        assert 0.9 <= r.of_ceiling <= 1.05, f"{r.label} x{r.readers} aggregate not within 10% of goodput: {figures}"
-        # per reader ~ 1/readers: within 15% below / 20% above an equal share of the link
-        assert 0.85 <= r.per_reader_of_share <= 1.2, f"{r.label} x{r.readers} per reader: {figures}"
+        assert low <= r.of_ceiling <= 1.05, f"{r.label} x{r.readers} aggregate not within 20% below goodput: {figures}"
+        # per reader ~ 1/readers: within 25% below / 20% above an equal share of the link
+        assert low - 0.05 <= r.per_reader_of_share <= 1.2, f"{r.label} x{r.readers} per reader: {figures}"
         assert r.failed == 0 and r.fairness.median > 0.9, figures
     for c in s.comparisons:
         assert c.ok, f"raw TCP below xrootd for {c.readers} readers: {c.raw:.2f} < {c.file:.2f} MB/s"
