@@ -99,3 +99,18 @@ def test_study_hpcc_fabrics_on_two_lab_links(cli, db_path, tmp_path):
     from fabricbench.lab import current_lab
 
     assert current_lab("fbthpcc") is None  # the study takes its lab down
+
+
+def test_the_papers_sentence_reads_a_factor_as_a_factor():
+    from fabricbench.report.sections.study_hpcc import figure_sentence
+
+    def said(metric, improvement):
+        row = {"versus": {"edr": {"improvement": improvement}}, "metric": metric, "display": "Random ring latency"}
+        return figure_sentence(row, "fdr", "edr")
+
+    assert said("latency", 0.51) == "edr reduces the random ring latency by 51.0% against fdr"
+    assert said("latency", -0.5) == "edr increases the random ring latency by 50.0% against fdr"
+    assert said("latency", -14.27) == "edr has 15.27x the random ring latency of fdr"  # B = (1 - improvement) A
+    assert said("bandwidth", 0.68) == "edr outperforms fdr by 68.0% in Random ring latency"
+    assert said("bandwidth", 11.5) == "edr outperforms fdr by 12.50x in Random ring latency"
+    assert said("bandwidth", -0.9) == "edr is 90.0% slower than fdr in Random ring latency"

@@ -66,10 +66,14 @@ def figure_sentence(row: Dict[str, Any], base: str, name: str) -> Optional[str]:
         return None
     pct = fmt.improvement_pct(abs(imp) * 100).lstrip("+")
     if lower_is_better(row["metric"]):
+        what = row['display'][0].lower() + row['display'][1:]
+        if imp < 0 and 1 - imp >= fmt.FACTOR_FROM:  # improvement = 1 - B/A: B is (1 - imp) times A
+            return f"{name} has {fmt.ratio(1 - imp)} the {what} of {base}"
         verb = "reduces" if imp > 0 else "increases"
-        return f"{name} {verb} the {row['display'][0].lower() + row['display'][1:]} by {pct} against {base}"
+        return f"{name} {verb} the {what} by {pct} against {base}"
     if imp >= 0:
-        return f"{name} outperforms {base} by {pct} in {row['display']}"
+        by = fmt.ratio(1 + imp) if 1 + imp >= fmt.FACTOR_FROM else pct  # B is (1 + imp) times A
+        return f"{name} outperforms {base} by {by} in {row['display']}"
     return f"{name} is {pct} slower than {base} in {row['display']}"
 
 
