@@ -108,8 +108,11 @@ def test_every_engine_launch_stores_its_probe(cli):
     assert [p["launch"] for p in shown] == [1, 2] and all(p["benchmark"] == "latency" for p in shown)
     for p in shown:
         assert len(p["loop_us"]) == 2 and all(x > 0 for x in p["loop_us"])
-        if (os.cpu_count() or 1) >= 2:  # two ranks on two cores of one node: the round trip is measured
-            assert p["c2c_us"] > 0 and p["c2c_ranks"] == [0, 1], p
+        if (os.cpu_count() or 1) >= 2:  # two ranks on two cores of one node: the round trip is measured,
+            if p["c2c_us"] is None:  # unless a busy host kept the two from running at once: then it says so
+                assert p["c2c_skipped"] == "the two ranks did not run at the same time", p
+            else:
+                assert p["c2c_us"] > 0 and p["c2c_ranks"] == [0, 1], p
     assert "host probe over 2 launches: integer chain" in cli("show", str(rid)).stdout
     crowded = cli("run", "latency", "--np", str((os.cpu_count() or 1) + 1), "--sizes", "0:8", "--time-budget", "0.01",
                   "--repeat", "1").stdout
