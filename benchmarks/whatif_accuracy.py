@@ -175,7 +175,7 @@ def analyse(args, state: Dict) -> List[Dict]:
             times = [profile_time(store, _run_id(r)) for r in measured_recs]
             measured = statistics.median(times)
             p = predict_from_store(store, str(_run_id(prof)), on=str(_run_id(state["engine"][rate])),
-                                   source=str(_run_id(state["engine"][args.profile_rate])))
+                                   source=str(_run_id(state["engine"][args.profile_rate])), level=args.level)
             base = p.measured_s
             err = (p.predicted_s - measured) / measured
             right = (p.predicted_s < base) == (measured < base)
@@ -189,6 +189,8 @@ def analyse(args, state: Dict) -> List[Dict]:
                          "measured_s": measured, "measured_runs": times, "profile_runs": profile_times, "error": err,
                          "in_band": p.low_s <= measured <= p.high_s, "direction_right": right,
                          "runs_in_band": sum(p.low_s <= t <= p.high_s for t in times), "profiles": p.band.get("profiles"),
+                         "profile_predictions_s": p.band.get("profiles_predicted_s"),
+                         "interval": p.band.get("interval"),
                          "direction_judged": judged,
                          "cpu_floor_s": p.cpu_floor["floor_s"] if p.cpu_floor else None,
                          "cpu_floor_applies": p.floor_applies,
@@ -221,6 +223,22 @@ def print_table(rows: List[Dict], state: Dict) -> None:
               f"measured inside the band in {sum(r['in_band'] for r in rows)}/{len(rows)}")
         if any(r.get("cpu_floor_applies") for r in rows):
             print("* ranks shared cores at 'from': their CPU-bound floor set the prediction")
+        print_band_table(rows)
+
+
+def print_band_table(rows: List[Dict]) -> None:
+    """Does the band hold single runs? Each measured run against the band (a prediction interval for
+    one run when there are several profiles), with what the band was made from."""
+    print("\n| app | to | predicted [band] | per-profile predictions | measured runs | in band | load |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        iv = r.get("interval")
+        level = f" ({100 * iv['level']:.0f}%, x{iv['factor']:.2f})" if iv else ""
+        preds = ", ".join(f"{x:.2f}" for x in sorted(r.get("profile_predictions_s") or []))
+        runs = ", ".join(f"{x:.2f}" for x in sorted(r["measured_runs"]))
+        load = f"{r['load'][0]:.1f}-{r['load'][1]:.1f}" if r["load"] else "-"
+        print(f"| {r['app']} | {r['to']} | {r['predicted_s']:.2f} s [{r['low_s']:.2f}, {r['high_s']:.2f}]{level} | "
+              f"{preds} | {runs} s | {r['runs_in_band']}/{len(r['measured_runs'])} | {load} |")
 
 
 def _direction(r: Dict) -> str:
@@ -252,6 +270,7 @@ def main() -> None:
                     help="launches of each engine benchmark (run --repeat; default 3): one launch of exchange can be "
                          "caught 2-4x off by a descheduled rank")
     ap.add_argument("--sizes", default="1:1M", help="engine message sizes: past the lab's 64 KiB burst to the link's rate")
+    ap.add_argument("--level", type=float, default=0.9, help="the band's level (predict --level)")
     ap.add_argument("--analyse-only", action="store_true")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = ap.parse_args()

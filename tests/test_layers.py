@@ -38,7 +38,6 @@ STILL_WORDING = {
     "analysis/health.py", "analysis/health_check.py", "analysis/host_state.py", "analysis/lint.py",
     "analysis/matching.py", "analysis/peaks.py", "analysis/profile.py",
     "analysis/profile_phases.py", "analysis/scaling.py", "analysis/transfer.py",
-    "models/fabric.py", "models/predict.py", "models/scaling.py",
 }
 
 

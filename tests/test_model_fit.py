@@ -10,6 +10,7 @@ from fabricbench.models.collective import CollectiveModel, collective_cost_us
 from fabricbench.models.fabric import ModelUnavailable, catalogue_models, fit_run
 from fabricbench.models.p2p import FitError, fit_hockney, fit_loggp
 from fabricbench.store import Measurement, open_db
+from fabricbench.report.words.models import model_notes
 
 SIZES = [2 ** k for k in range(0, 23)]
 
@@ -100,7 +101,7 @@ def test_fit_run_and_the_model_commands(cli, db_path):
     run = _engine_run(db)
     m = fit_run(run, db.measurements(run.id))
     assert m.p2p.breakpoints == [16384] and set(m.collectives) == {"allreduce", "barrier"} and m.loggp is not None
-    assert any("alltoall: measured 5000 us" in n and "disturbed" in n for n in m.notes)
+    assert any("alltoall: measured 5000 us" in n and "disturbed" in n for n in model_notes(m))
     assert m.collectives["allreduce"].time_us(1000, 4) == pytest.approx(22, rel=1e-3)
 
     out = cli("model", "fit", str(run.id)).stdout

@@ -15,6 +15,7 @@ from fabricbench.importers.fbprofile import store_profile
 from fabricbench.models.fabric import catalogue_models
 from fabricbench.models.predict import predict
 from fabricbench.store import open_db
+from fabricbench.report.words.models import assumption_lines
 
 MPIRUN = [shutil.which("mpirun") or "mpirun", "-np", "2", "--oversubscribe"]
 WITH_FIGURES = ("edr", "opa100", "eth10g", "eth1g", "ddr", "sdr")
@@ -386,7 +387,7 @@ def test_ranks_sharing_cores_cannot_finish_before_their_computation_does():
     even = 4 * (0.5 - 0.6 * 0.5 / 1.206) / 2
     assert p.cpu_floor["floor_low_s"] == pytest.approx(even) and even <= p.low_s < p.predicted_s
     assert any("ranks shared cores on A: 4 ranks on 2 CPUs (n0, n1, n2, n3); a CPU-bound floor of 1.00 s applies"
-               in x for x in p.assumptions)
+               in x for x in assumption_lines(p))
     assert p.to_dict()["cpu_floor"]["applies"] is True
     # Not oversubscribed, or no measurable wait for a core, or one rank per machine, or an older
     # profile: no floor, and the prediction is exactly what it was without the fields.

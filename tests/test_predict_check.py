@@ -183,3 +183,37 @@ def test_a_scaling_repetition_stores_each_figures_step_as_printed():
     spec = SimpleNamespace(metrics=["time", "fom"], higher_is_better=False, unit=lambda m: "s")
     steps = {m.metric: m.detail["resolution_s"] for m in measurements_of(point, 1, result, spec)}
     assert steps == {"time": 1.0, "fom": 2e-4}
+
+
+def test_the_band_is_a_prediction_interval_for_one_run_at_its_level():
+    """Run times that stretch by a factor (a loaded host): from 5 runs, the band holds the next run
+    about as often as its level says; a 1-sigma band (or the 5 runs' range) would hold it 2 times in 3."""
+    import math
+    import random
+
+    from fabricbench.models.predict import interval_factor
+
+    rng = random.Random(31)
+    for level in (0.9, 0.95):
+        held = 0
+        for _ in range(2000):
+            runs = [math.exp(rng.gauss(3.4, 0.4)) for _ in range(6)]
+            iv = interval_factor(runs[:5], level)
+            held += iv["centre_s"] / iv["factor"] <= runs[5] <= iv["centre_s"] * iv["factor"]
+        assert abs(held / 2000 - level) < 0.025, (level, held)
+    assert interval_factor([4.0]) is None and interval_factor([4.0, 4.0])["factor"] == 1.0
+
+
+def test_a_higher_level_widens_the_band_and_one_profile_has_no_interval(cli, db_path):
+    db = open_db(str(db_path))
+    runs = _profile_runs(db, [4.0, 8.0, 6.0, 5.0, 7.0], {"fabric": "1gbe"})
+    at = {lv: json.loads(cli("predict", str(runs[0].id), "--on", "ddr", "--json", "--level", lv).stdout)
+          for lv in ("0.9", "0.99")}
+    assert at["0.9"]["band"]["interval"]["level"] == 0.9 and at["0.9"]["band"]["interval"]["n"] == 5
+    assert at["0.99"]["low_s"] < at["0.9"]["low_s"] < at["0.9"]["predicted_s"] < at["0.9"]["high_s"] < at["0.99"]["high_s"]
+    kinds = [a["kind"] for a in at["0.9"]["assumption_findings"]]
+    assert "profiles_spread" in kinds and "a 90% prediction interval for one run" in " ".join(at["0.9"]["assumptions"])
+    text = cli("predict", str(runs[0].id), "--on", "ddr").stdout
+    assert "90% interval for one run from 5 profiles" in text
+    proc = cli("predict", str(runs[0].id), "--on", "ddr", "--level", "1.5", check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr

@@ -11,8 +11,8 @@ from fabricbench.models.scaling import (
     Term,
     candidate_terms,
     fit_scaling_model,
-    format_model,
 )
+from fabricbench.report.words.models import format_model, scaling_model_json
 
 SCALES = [1, 2, 4, 8, 16, 32, 64]
 
@@ -70,7 +70,7 @@ def test_a_model_predicts_and_survives_a_round_trip():
     again = ScalingModel.from_dict(m.to_dict())
     assert again.term == m.term and again.predict(1000) == pytest.approx(m.predict(1000))
     assert "leave-one-out SMAPE" in format_model(m, errors=True)
-    assert m.to_dict()["formula"] == "t(p) = 10 + 100 * p^(-1)"
+    assert scaling_model_json(m)["formula"] == "t(p) = 10 + 100 * p^(-1)"
 
 
 def test_negative_coefficient_and_other_names_print_plainly():

@@ -13,13 +13,13 @@ def model() -> None:
 
 
 def _show(state, ref: str, as_json: bool) -> None:
-    from fabricbench.report.words.models import format_fabric_model
+    from fabricbench.report.words.models import fabric_model_json, format_fabric_model
     from fabricbench.models.predict import _looks_like_run, models_for
 
     store = state.read(ref) if _looks_like_run(str(ref)) else None
     models = models_for(store, ref)
     if as_json:
-        print_json({"model": models[0].to_dict(), "band": [m.to_dict() for m in models[1:]]})
+        print_json({"model": fabric_model_json(models[0]), "band": [fabric_model_json(m) for m in models[1:]]})
         return
     for line in format_fabric_model(models[0]):
         console.print(line, highlight=False, markup=False)

@@ -284,7 +284,12 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
             sys.stdout.write(text)
 
     if fmt == "json":
-        emit(json.dumps(analysis.to_dict(), indent=2, default=str) + "\n")
+        from fabricbench.report.words.models import scaling_model_json
+
+        data = analysis.to_dict()
+        for out, sa in zip(data["series"], analysis.series):
+            out["model"] = scaling_model_json(sa.model) if sa.model else None
+        emit(json.dumps(data, indent=2, default=str) + "\n")
         return
     if fmt == "markdown":
         emit(render_markdown(section.study_report(analysis, names, plots=False, runs=loaded_runs)))

@@ -16,7 +16,6 @@ from fabricbench.errors import FabricbenchError
 from fabricbench.models.collective import FORMS, CollectiveModel, derived_collective
 from fabricbench.models.exchange import ExchangeCost, fit_exchange
 from fabricbench.models.p2p import FitError, HockneyModel, LogGP, catalogue_hockney, fit_hockney, fit_loggp
-from fabricbench import numbers
 
 
 SMALL = 64  # bytes: messages whose time is the per-message overhead alone
@@ -40,7 +39,8 @@ class FabricModel:
     loggp: Optional[LogGP] = None
     catalogue: bool = False
     ranks: Optional[int] = None
-    notes: Tuple[str, ...] = ()
+    # What the fit noticed, as findings ({"kind": ..., figures}; worded by report.words.models.model_note).
+    notes: Tuple[Dict[str, Any], ...] = ()
     small_latency_us: float = 0.0  # lowest median one-way time of messages up to SMALL bytes
     exchange: Optional[ExchangeCost] = None  # what a message costs shared cores (models.exchange)
 
@@ -156,10 +156,9 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         p2p = fit_hockney(*points["latency"], source=f"{label}: latency", ceiling_MBps=ceiling)
     except FitError as exc:
         raise ModelUnavailable(str(exc)) from None
-    notes: List[str] = []
+    notes: List[Dict[str, Any]] = []
     if ceiling and p2p.beta_MBps > ceiling:
-        notes.append(f"the largest sizes measured ({p2p.valid_sizes[1]} B) still pass faster than the link's "
-                     f"{numbers.short(ceiling, 4)} MB/s (a burst regime): larger messages are costed at the link's rate")
+        notes.append({"kind": "burst", "largest_b": p2p.valid_sizes[1], "ceiling_MBps": ceiling})
     colls: Dict[str, CollectiveModel] = {}
     ranks = run.ranks or 0
     for call in FORMS:
@@ -171,13 +170,13 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
             fitted = CollectiveModel(call, ranks, fit_hockney(*points[call], source=f"{label}: {call}",
                                                               ceiling_MBps=cap), derived=False)
         except FitError as exc:
-            notes.append(f"{call}: {exc}")
+            notes.append({"kind": "fit_failed", "call": call, "error": str(exc)})
             continue
         smallest = points[call][0][0]
         form = derived_collective(call, p2p).time_us(smallest, ranks or 2)
         if form > 0 and fitted.time_us(smallest, ranks) > DISTURBED * form:
-            notes.append(f"{call}: measured {numbers.short(fitted.time_us(smallest, ranks), 4)} us at {int(smallest)} B, over {DISTURBED}x "
-                         f"its algorithm over point-to-point ({numbers.short(form, 4)} us): a disturbed measurement, the form is used")
+            notes.append({"kind": "disturbed", "call": call, "measured_us": fitted.time_us(smallest, ranks),
+                          "size_b": smallest, "limit": DISTURBED, "form_us": form})
             continue
         colls[call] = fitted
     loggp = None
@@ -186,7 +185,7 @@ def fit_run(run, measurements: Sequence[Any]) -> FabricModel:
         try:
             loggp = fit_loggp([{"size": m.size, "metric": m.metric, "value": _stat(m)} for m in lg], source=f"{label}: loggp")
         except FitError as exc:
-            notes.append(str(exc))
+            notes.append({"kind": "fit_failed", "call": None, "error": str(exc)})
     # The least disturbed small-message median: on a busy machine single sizes jump by 100x.
     small = [t for n, t in zip(*points["latency"]) if n <= SMALL and t]
     return FabricModel(name=label, p2p=p2p, collectives=colls, loggp=loggp, ranks=ranks or None, notes=tuple(notes),
@@ -205,6 +204,6 @@ def catalogue_models(fabric) -> Tuple[FabricModel, FabricModel, FabricModel]:
 
     def make(lat: float, bw: float, tag: str) -> FabricModel:
         return FabricModel(name=f"{fabric.name} (catalogue{tag})", p2p=catalogue_hockney(lat, bw, src), catalogue=True,
-                           notes=(f"point-to-point {numbers.short(lat)} us + n / {numbers.short(bw)} MB/s; collectives from the textbook algorithms",))
+                           notes=({"kind": "catalogue", "latency_us": lat, "bandwidth_MBps": bw},))
 
     return (make((lo + hi) / 2, (bw_lo + bw_hi) / 2, ""), make(lo, bw_hi, ", fast end"), make(hi, bw_lo, ", slow end"))

@@ -38,11 +38,11 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.analysis.profile_cpu import cpu_floor, sharing_sentence
+from fabricbench.analysis.profile_cpu import cpu_floor
 from fabricbench.models.collective import MPI_COLLECTIVES, collective_cost_us, collective_stream_floor_us
 from fabricbench.models.fabric import FabricModel, ModelUnavailable, catalogue_models, fit_run
-from fabricbench import numbers
 
+BAND_LEVEL = 0.90  # with several profiles, the band is a prediction interval for one future run at this level
 LATENCY_NOISE = 1.25  # small-message latencies closer than this ratio are taken as equal
 BLOCKING_P2P = frozenset({"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Recv", "MPI_Sendrecv",
                           "MPI_Sendrecv_replace", "MPI_Mrecv"})
@@ -84,7 +84,8 @@ class Prediction:
     low_s: float
     high_s: float
     calls: List[CallChange] = field(default_factory=list)
-    assumptions: List[str] = field(default_factory=list)
+    # What the prediction assumes, as findings ({"kind": ..., figures}); report.words.models words them.
+    assumptions: List[Dict[str, Any]] = field(default_factory=list)
     # Ranks shared cores on A: the machine, its CPUs and demand, floor_s, and network_s (the
     # prediction before the floor). None when they did not, or the profile does not say.
     cpu_floor: Optional[Dict[str, Any]] = None
@@ -326,7 +327,7 @@ def predict(profile: Dict[str, Any], model_a: FabricModel, models_b: Sequence[Fa
     nb = any(_is_completion(c) for c, _b in groups) and any(c in NB_SENDS or c in NB_RECVS for c, _b in groups)
     pred.assumptions = _assumptions(profile, model_a, models_b, largest, nb, ratios[0])
     if shared:
-        pred.assumptions.append(_floor_assumption(pred, models_b[0]))
+        pred.assumptions.append(_floor_finding(pred, models_b[0]))
     return pred
 
 
@@ -349,59 +350,36 @@ def _messaging(groups, model: FabricModel) -> Optional[Dict[int, Tuple[float, fl
     return {r: (v[0], v[1]) for r, v in out.items()}
 
 
-def _floor_assumption(p: Prediction, b: FabricModel) -> str:
-    from fabricbench.numbers import number
-
-    f = p.cpu_floor
-    m = f"ranks shared cores on A: {sharing_sentence(f)}"
-    if b.exchange and b.exchange.core_share > 1:
-        msgs = (f"and their messages {number(f['messaging_s'])} s on {b.name} (its exchange benchmark: the core "
-                "time a swap takes from a rank that also computes)")
-    elif b.exchange:
-        msgs = (f"and their messages no core time: {b.name}'s exchange benchmark ran with a core per rank, so its "
-                "time per message is not core time (run it with the application's ranks on the same machines)")
-    else:
-        msgs = (f"and their messages no core time: {b.name} has no exchange benchmark (fabricbench run exchange "
-                "there, with the application's ranks, measures it)")
-    why = (f"their computation needs {number(f['demand_s'])} s of CPU whatever the fabric (each rank's time "
-           f"outside MPI less the run-queue wait its MPI time cannot hold, at most its CPU time) {msgs}, over "
-           f"{f['cpus']} CPUs; the band's low end spreads the wait evenly over the run, as for ranks that poll "
-           f"without yielding, and takes the bare exchange's time per message ({number(f['floor_low_s'])} s)")
-    if p.floor_applies:
-        return f"{m}; a CPU-bound floor of {number(f['floor_s'])} s applies: {why}; the network alone " \
-               f"predicts {number(f['network_s'])} s"
-    return f"{m}; their CPU-bound floor of {number(f['floor_s'])} s is below the prediction: {why}"
+def _floor_finding(p: Prediction, b: FabricModel) -> Dict[str, Any]:
+    """What the CPU-bound floor is made of (words: report.words.models)."""
+    exchange = ("shared" if b.exchange and b.exchange.core_share > 1 else "core_per_rank" if b.exchange else "none")
+    return {**p.cpu_floor, "kind": "cpu_floor", "applies": p.floor_applies, "target": b.name, "exchange": exchange}
 
 
-def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool, ratio: float) -> List[str]:
-    same = "A and B have the same small-message latency within noise, so it is kept" if ratio == 1.0 else \
-        f"it scales with the small-message latency, x{numbers.short(ratio, 3)}"
-    out = [
-        "compute time (application time less MPI time) is the same on both fabrics: same nodes, same ranks",
-        "each rank's point-to-point messages are re-costed with B's model at their sizes (the busier direction "
-        f"of its link); time above A's model, up to the model's own cost again, is a per-message overhead: "
-        f"{same}; the rest is a late partner or a rank waiting for its core, kept",
-        "a transfer A hid behind computation stays hidden on B up to the same amount; the band's ends assume "
-        "no overlap",
-        "each collective's transfer time (calls x the mean time per call over ranks) is re-costed with B's model "
-        "at its mean message size; waiting above that mean (imbalance) is kept; the band lets it change by the "
-        "rank's own change",
-        "posting non-blocking calls, probes and communicator calls cost the same on both fabrics",
+def _assumptions(profile, a: FabricModel, bs: Sequence[FabricModel], largest: float, nb: bool,
+                 ratio: float) -> List[Dict[str, Any]]:
+    """The assumptions behind a prediction, as findings (kind and figures; worded in report.words.models)."""
+    out: List[Dict[str, Any]] = [
+        {"kind": "compute_kept"},
+        {"kind": "p2p_recosted", "latency_ratio": ratio},
+        {"kind": "overlap_kept"},
+        {"kind": "collectives_recosted"},
+        {"kind": "other_calls_kept"},
     ]
     if nb:
-        out.append("MPI_Wait/MPI_Test time is the completion of the non-blocking transfers: point-to-point time")
+        out.append({"kind": "completions_are_p2p"})
     for m in (a, *bs[:1]):
         if m.catalogue:
-            out.append(f"{m.name}: one Hockney regime from published figures ({m.p2p.source}); "
-                       "collectives follow the textbook algorithms")
+            out.append({"kind": "catalogue_model", "model": m.name, "source": m.p2p.source})
         else:
             hi = m.p2p.valid_sizes[1]
             if largest > hi:
-                out.append(f"{m.name}: messages up to {int(largest)} B exceed the largest size measured ({hi} B): extrapolated")
+                out.append({"kind": "extrapolated", "model": m.name, "largest_b": int(largest), "measured_b": hi})
             if m.ranks and m.ranks != profile["ranks"] and m.collectives:
-                out.append(f"{m.name}: collectives measured on {m.ranks} ranks, scaled to {profile['ranks']} by the algorithms' forms")
+                out.append({"kind": "collective_ranks", "model": m.name, "measured_ranks": m.ranks,
+                            "ranks": profile["ranks"]})
     if len(bs) > 1:
-        out.append("the band spans the low and high ends of the catalogue figures as well as the re-costing choices")
+        out.append({"kind": "catalogue_ends"})
     return out
 
 
@@ -439,7 +417,7 @@ def profile_source(run) -> Optional[str]:
     return (run.tags or {}).get("fabric")
 
 
-def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None):
+def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None, level: float = BAND_LEVEL):
     """(prediction, [model of A, model of B], [points A was fitted to, B's]; None for a catalogue fabric)."""
     from fabricbench.errors import UsageError
 
@@ -456,7 +434,7 @@ def predict_case(store, profile_ref: str, on: str, source: Optional[str] = None)
     p = predict(profile, models_a[0], models_b)
     profiles = replicate_profiles(store, run, profile)
     replicas = [predict(data, models_a[0], models_b) for _r, data in profiles[1:]]
-    widen_band(p, replicas, fit_error([models_a[0], models_b[0]]))
+    widen_band(p, replicas, fit_error([models_a[0], models_b[0]]), level)
     loads = [x for x in (run_load(r) for r, _d in profiles) if x is not None]
     if loads:
         p.band["profiles_load_1m"] = [min(loads), max(loads)]
@@ -486,21 +464,19 @@ def check_against(p: Prediction, store, ref: str) -> Dict[str, Any]:
         raise UsageError(f"run {run.id} ({run.kind}) has no MPI_Init to MPI_Finalize time to check against: "
                          "measure one with fabricbench app run NAME (or fabricbench profile) on the target fabric")
     value = measured["value"]
-    notes = []
+    cautions: List[Dict[str, Any]] = []
     if run.ranks and run.ranks != p.ranks:
-        notes.append(f"run {run.id} ran {run.ranks} ranks, the profile {p.ranks}")
+        cautions.append({"kind": "other_ranks", "run": run.id, "ranks": run.ranks, "profile_ranks": p.ranks})
     app = (run.tags or {}).get("app")
     if app and p.application and app != p.application:
-        notes.append(f"run {run.id} is {app}, the profile {p.application}")
+        cautions.append({"kind": "other_application", "run": run.id, "application": app, "profile_application": p.application})
     load, seen = run_load(run), (p.band or {}).get("profiles_load_1m")
     if load is not None and seen and not seen[0] <= load <= seen[1]:
-        number = numbers.number
-        notes.append(f"run {run.id} started at load {number(load)}, the profiles at {number(seen[0])} .. {number(seen[1])}: on a busy host "
-                     "the run time follows the load, which the prediction does not model, so the error includes it")
+        cautions.append({"kind": "other_load", "run": run.id, "load_1m": load, "profiles_load_1m": list(seen)})
     return {"run": run.id, "label": run.label, "kind": run.kind, "measured_s": value, "figure": measured["source"],
             "resolution_s": measured["resolution_s"], "predicted_s": p.predicted_s,
             "error": (p.predicted_s - value) / value if value else None,
-            "in_band": p.low_s <= value <= p.high_s, "notes": notes}
+            "in_band": p.low_s <= value <= p.high_s, "cautions": cautions}
 
 
 def run_load(run) -> Optional[float]:
@@ -567,19 +543,51 @@ def fit_error(models: Sequence[FabricModel]) -> float:
     return max(errs, default=0.0)
 
 
-def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float) -> None:
-    """The band as wide as what is known to vary: every replicate profile's prediction (with its own
-    re-costing band), then the models' fit error on the communication part."""
-    low = min([p.low_s] + [q.low_s for q in replicas])
-    high = max([p.high_s] + [q.high_s for q in replicas])
-    comm_low, comm_high = max(low - p.compute_s, 0.0), max(high - p.compute_s, 0.0)
+def interval_factor(predictions: Sequence[float], level: float = BAND_LEVEL) -> Optional[Dict[str, float]]:
+    """A prediction interval for ONE future run from n predictions of the application's runs on B
+    (one per profile), on the log of the time: on a busy host the run time stretches by a factor
+    (28.8 .. 59.4 s for five OpenFOAM profiles at load 15-24), so log times spread evenly where times
+    do not. The interval is centre / factor .. centre * factor with centre the geometric mean and
+    factor exp(t(level, n-1) * sd * sqrt(1 + 1/n)): Student's t carries that sd is estimated from n
+    runs, sqrt(1 + 1/n) that the centre is too. None with fewer than 2 positive predictions."""
+    import math
+
+    logs = [math.log(x) for x in predictions if x > 0]
+    n = len(logs)
+    if n < 2:
+        return None
+    from scipy.stats import t as student_t
+
+    mean = sum(logs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    quantile = float(student_t.ppf(0.5 + level / 2, n - 1))
+    return {"level": level, "n": n, "centre_s": math.exp(mean), "log_sd": sd, "t": quantile,
+            "factor": math.exp(quantile * sd * math.sqrt(1 + 1 / n))}
+
+
+def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float, level: float = BAND_LEVEL) -> None:
+    """The band as wide as what is known to vary. With several profiles: a prediction interval for one
+    future run (``interval_factor``) around their predictions on B, its ends moved by the re-costing
+    choices (each profile's low and high against its point: the same model choices apply to every run);
+    with one profile, that profile's re-costing band alone. Then the models' fit error widens the
+    communication part. The band never drops this profile's own re-costing band."""
+    preds = [p, *replicas]
+    interval = interval_factor([q.predicted_s for q in preds], level)
     p.band = {
         "recosting": [p.low_s, p.high_s],
-        "profiles": 1 + len(replicas),
-        "profiles_measured_s": [p.measured_s] + [q.measured_s for q in replicas],
-        "profiles_predicted_s": [p.predicted_s] + [q.predicted_s for q in replicas],
+        "profiles": len(preds),
+        "profiles_measured_s": [q.measured_s for q in preds],
+        "profiles_predicted_s": [q.predicted_s for q in preds],
         "fit_error": fit,
+        "interval": interval,
     }
+    low, high = p.low_s, p.high_s
+    if interval:
+        down = min(q.low_s / q.predicted_s for q in preds if q.predicted_s > 0)
+        up = max(q.high_s / q.predicted_s for q in preds if q.predicted_s > 0)
+        low = min(low, interval["centre_s"] / interval["factor"] * down)
+        high = max(high, interval["centre_s"] * interval["factor"] * up)
+    comm_low, comm_high = max(low - p.compute_s, 0.0), max(high - p.compute_s, 0.0)
     p.low_s, p.high_s = max(low - fit * comm_low, 0.0), high + fit * comm_high
     if replicas:
         # The figure of record is the application's, not this profile's: the median over its profiles on A
@@ -590,16 +598,14 @@ def widen_band(p: Prediction, replicas: Sequence[Prediction], fit: float) -> Non
         measured = p.band["profiles_measured_s"]
         p.band["this_profile"] = {"measured_s": p.measured_s, "predicted_s": p.predicted_s}
         p.measured_s, p.predicted_s = median(measured), median(p.band["profiles_predicted_s"])
-        p.assumptions.append(
-            f"the band holds the application's own run-to-run spread: {len(measured)} profiles of it on A took "
-            f"{numbers.short(min(measured), 4)} .. {numbers.short(max(measured), 4)} s, each predicted on B")
+        p.assumptions.append({"kind": "profiles_spread", "profiles": len(measured), "measured_s": [min(measured), max(measured)],
+                              "interval": interval})
     else:
-        p.assumptions.append(
-            "one profile: the application's run-to-run spread is not in the band; profile it several times "
-            "on A (fabricbench profile ... or app run --profile, the same ranks and tags) and predict again")
+        p.assumptions.append({"kind": "one_profile"})
     if fit:
-        p.assumptions.append(f"the band widens the communication time by the models' fit error ({numbers.fixed(100 * fit, 1)}%)")
+        p.assumptions.append({"kind": "fit_error", "fit_error": fit})
 
 
-def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None) -> Prediction:
-    return predict_case(store, profile_ref, on, source)[0]
+def predict_from_store(store, profile_ref: str, on: str, source: Optional[str] = None,
+                       level: float = BAND_LEVEL) -> Prediction:
+    return predict_case(store, profile_ref, on, source, level)[0]

@@ -9,7 +9,7 @@ candidate with the smallest cross-validated SMAPE wins; near-ties go to the smal
 in-sample residual sum of squares, then to the simpler term.
 
 A model is data (``ScalingModel``: term, coefficients, error figures); ``fit_scaling_model``
-fits one, ``format_model`` prints one, ``ScalingModel.predict`` evaluates one. ``p`` is
+fits one, ``ScalingModel.predict`` evaluates one, and ``report.words.models.format_model`` prints one. ``p`` is
 whatever the study scales (nodes or ranks); the model does not care which.
 """
 from __future__ import annotations
@@ -20,8 +20,6 @@ from fractions import Fraction
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-
-from fabricbench import numbers
 
 EXPONENTS_I: Tuple[Fraction, ...] = tuple(
     Fraction(x) for x in ("-1", "-2/3", "-1/2", "-1/3", "0", "1/3", "1/2", "2/3", "1", "3/2", "2")
@@ -95,7 +93,6 @@ class ScalingModel:
 
     def to_dict(self) -> Dict[str, Any]:
         return {
-            "formula": format_model(self),
             "c0": self.c0,
             "c1": self.c1,
             "term": self.term.to_dict() if self.term else None,
@@ -245,38 +242,3 @@ def fit_scaling_model(
         candidates=len(terms),
         scales=scales,
     )
-
-
-def _coef(value: float) -> str:
-    if value == 0:
-        return "0"
-    a = abs(value)
-    if 1e-3 <= a < 1e6:
-        text = numbers.short(value, 4)
-    else:
-        text = numbers.scientific(value, 4)
-    return text
-
-
-def format_model(model: ScalingModel, name: Optional[str] = None, errors: bool = False) -> str:
-    """'t(p) = 10 + 100 * p^(-1)'; with errors=True the fit figures follow in parentheses."""
-    lhs = f"{name or ('t' if model.metric == 'time' else model.metric)}({model.variable})"
-    text = f"{lhs} = {_coef(model.c0)}"
-    if model.term is not None:
-        sign = "-" if model.c1 < 0 else "+"
-        text += f" {sign} {_coef(abs(model.c1))} * {model.term.format(model.variable)}"
-    if errors:
-        text += f" ({format_errors(model)})"
-    return text
-
-
-def format_errors(model: ScalingModel) -> str:
-    parts = []
-    if model.cv_smape is not None:
-        parts.append(f"leave-one-out SMAPE {numbers.fixed(model.cv_smape, 2)}%")
-    parts.append(f"SMAPE {numbers.fixed(model.smape, 2)}%")
-    if model.adj_r2 is not None:
-        parts.append(f"adj. R^2 {numbers.fixed(model.adj_r2, 4)}")
-    parts.append(f"RSS {numbers.short(model.rss, 4)}")
-    parts.append(f"{model.n_points} points, {len(model.scales)} scales")
-    return ", ".join(parts)

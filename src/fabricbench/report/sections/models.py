@@ -62,7 +62,9 @@ def model_section(model: FabricModel, points, fmt: str, slug: str) -> Section:
             f"g {f.number(g.g_us)} us, G {f.number(g.G_us_per_byte * 1e3)} ns/byte, O {f.number(g.O_us_per_byte * 1e3)} ns/byte; "
             f"fit error median {f.percent(100 * g.fit.median_rel)}."))
     if model.notes:
-        section.add(BulletList(list(model.notes)))
+        from fabricbench.report.words.models import model_notes
+
+        section.add(BulletList(model_notes(model)))
     return section
 
 

@@ -10,6 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Paragraph, Section, Table
+from fabricbench.report.words.models import interval_words
 
 
 def breakdown_table(p) -> Table:
@@ -29,8 +30,10 @@ def _band_sentence(p) -> str:
     if not b:
         return ""
     measured = b.get("profiles_measured_s") or []
+    interval = b.get("interval")
     spread = (f"the spread of {b['profiles']} profiles of the application on A ({f.number(min(measured))} .. "
-              f"{f.number(max(measured))} s), each predicted on B" if b["profiles"] > 1 else
+              f"{f.number(max(measured))} s), each predicted on B" + (f": {interval_words(interval)}" if interval else "")
+              if b["profiles"] > 1 else
               "one profile only: the application's run-to-run spread is not in it")
     fit = f", and the models' fit error ({f.number(100 * b['fit_error'])}%)" if b.get("fit_error") else ""
     own = b.get("this_profile")
@@ -46,7 +49,9 @@ def _check_sentence(c) -> str:
     text = (f"Checked against run {c['run']}" + (f" ({c['label']})" if c["label"] else "") +
             f", measured on B: {f.number(c['measured_s'])} s ({c['figure']}); the prediction's error is "
             f"{f.signed(100 * c['error'])}%, {where} the band.")
-    return text + "".join(f" Caution: {n}." for n in c["notes"])
+    from fabricbench.report.words.models import check_notes
+
+    return text + "".join(f" Caution: {n}." for n in check_notes(c))
 
 
 def prediction_section(p, fmt: str = "svg", check: Optional[dict] = None) -> Section:
@@ -81,7 +86,9 @@ def prediction_section(p, fmt: str = "svg", check: Optional[dict] = None) -> Sec
         section.add(Figure("prediction-calls", "MPI time per call on A and B", data, fmt,
                            caption="Per call, the time per rank on A (measured) and on B (predicted, with the band).",
                            alt="horizontal bars per MPI call: time on A and predicted time on B"))
-    section.add(breakdown_table(p), Paragraph("Assumptions:"), BulletList(list(p.assumptions)))
+    from fabricbench.report.words.models import assumption_lines
+
+    section.add(breakdown_table(p), Paragraph("Assumptions:"), BulletList(assumption_lines(p)))
     return section
 
 

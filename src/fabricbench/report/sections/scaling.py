@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Sequence
 
 from fabricbench.analysis import scaling as sc
 from fabricbench.analysis.direction import direction_word
-from fabricbench.models.scaling import format_model
+from fabricbench.report.words.models import format_model
 from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench import numbers
