@@ -22,6 +22,10 @@ models of A and of B give, per rank:
 
 The predicted run time is the slowest rank's; low and high come from the two re-costings, the
 waiting bounds, overlap or none and, for a catalogue fabric, the ends of its published figures.
+With several stored profiles of the application (``widen_band``), the band becomes a prediction
+interval for one future run around their predictions (``interval_factor``), widened by those
+choices and the models' fit error. Assumptions and cautions are findings (kind and figures);
+``report.words.models`` writes their sentences.
 When the ranks shared cores on A (more ranks than CPUs on a machine, and they waited for them:
 ``analysis.profile_cpu``), none of it goes below that machine's computation over its CPUs: on A
 part of the time in MPI was a rank waiting for a core, which a faster fabric does not remove
