@@ -8,6 +8,7 @@ import pytest
 
 from fabricbench.analysis import scaling as sc
 from fabricbench.store import Measurement, open_db
+from fabricbench.report.words.scaling import error_text
 
 DATA = Path(__file__).parent / "data" / "scaling"
 SEED004 = DATA / "seed004_lsdyna.csv"
@@ -90,8 +91,9 @@ def test_weak_scaling_and_rate_like_figures_of_merit():
 
 def test_baseline_must_be_a_measured_scale():
     s = series_of({1: [10.0], 2: [6.0]})
-    with pytest.raises(sc.ScalingAnalysisError, match="baseline 8 nodes is not a measured scale"):
+    with pytest.raises(sc.ScalingAnalysisError) as caught:
         sc.efficiency(s, baseline=8)
+    assert error_text(caught.value) == "baseline 8 nodes is not a measured scale of s (scales: 1, 2)"
 
 
 def test_axis_is_ranks_when_nodes_do_not_vary():

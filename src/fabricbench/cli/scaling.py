@@ -275,7 +275,9 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
         analysis = sc.analyse(series, baseline=baseline, threshold=threshold,
                               compare_by=compare_by if compare_by else "auto", reference=reference)
     except sc.ScalingAnalysisError as exc:
-        raise UsageError(str(exc)) from None
+        from fabricbench.report.words.scaling import error_text
+
+        raise UsageError(error_text(exc)) from None
 
     def emit(text: str) -> None:
         if output:
@@ -284,7 +286,9 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
             sys.stdout.write(text)
 
     if fmt == "json":
-        emit(json.dumps(analysis.to_dict(), indent=2, default=str) + "\n")
+        from fabricbench.report.words.scaling import study_dict
+
+        emit(json.dumps(study_dict(analysis), indent=2, default=str) + "\n")
         return
     if fmt == "markdown":
         emit(render_markdown(section.study_report(analysis, names, plots=False, runs=loaded_runs)))
