@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from fabricbench.analysis.fabric import FabricReport, check, describe_sm, same_fabric
+from fabricbench.report.words.fabric import evidence
 from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot, link_label
 from fabricbench.report.blocks import fmt_value, slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
@@ -81,7 +82,7 @@ def _section(ctx: Any, lr: Any, report: FabricReport, several: bool) -> Section:
                                "degraded or errors, red: down or not active (dashed: a cable that went down); "
                                "thicker: faster"))
     if report.findings:
-        rows = [[Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, ", ".join(f.ports) or "-", f.evidence]
+        rows = [[Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, ", ".join(f.ports) or "-", evidence(f)]
                 for f in report.findings]
         section.add(Table([Column("Severity", align="left"), Column("Kind", align="left"), Column("Ports", align="left"),
                            Column("Evidence", align="left")], rows, caption="Findings"))
