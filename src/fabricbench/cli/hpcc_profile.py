@@ -36,7 +36,7 @@ def profile_json(store, run_id) -> Optional[Dict[str, Any]]:
 
 
 def _share(v: Optional[float]) -> str:
-    from fabricbench.analysis.profile import _pct
+    from fabricbench.numbers import percent_share as _pct
 
     return "-" if v is None else _pct(v)
 

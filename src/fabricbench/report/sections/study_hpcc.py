@@ -29,7 +29,7 @@ TEST_WHAT = {"PTRANS": "PTRANS", "RandomAccess": "MPI RandomAccess", "FFT": "MPI
 
 
 def _share(x: Optional[float]) -> str:
-    from fabricbench.analysis.profile import _pct
+    from fabricbench.numbers import percent_share as _pct
 
     return "-" if x is None else _pct(x)
 

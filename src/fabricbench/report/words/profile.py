@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Sequence
 
+from fabricbench.analysis.profile import MOSTLY
 from fabricbench.analysis.profile_cpu import sharing_sentence
 from fabricbench.analysis.profile_phases import RANKING, SYNC_BYTES
 from fabricbench.numbers import binary_size as format_bytes
@@ -16,6 +17,31 @@ from fabricbench.numbers import sentence_size as size_label
 
 
 # ---- the summary (analysis.profile.summarize) --------------------------------------------------
+
+def headline(s: Dict[str, Any]) -> str:
+    """'About 5.0% of overall runtime spent in MPI'."""
+    return f"About {_pct(s['mpi_percent']['overall'])} of overall runtime spent in MPI"
+
+
+def call_size(c: Dict[str, Any]) -> str:
+    """A top call's typical size: the mean size of its dominant size bin ('16 KiB', '0-byte')."""
+    return size_label(c["dominant_size"])
+
+
+def call_sentence(c: Dict[str, Any]) -> str:
+    """'MPI_Alltoall 74% of MPI time (3.7% of wall time), mostly 16 KiB' (or 'sizes vary, most
+    time at 8 B (40%)' when no size holds MOSTLY of the call's time)."""
+    label, share = call_size(c), c["dominant_share"]
+    sizes = f"mostly {label}" if share >= MOSTLY else f"sizes vary, most time at {label} ({fixed(share * 100, 0)}%)"
+    return f"{c['call']} {_pct(c['percent_mpi'])} of MPI time ({_pct(c['percent_wall'])} of wall time), {sizes}"
+
+
+def summary_dict(s: Dict[str, Any]) -> Dict[str, Any]:
+    """The summary with its words, as `show-profile --json` gives it: 'headline', and each top
+    call's 'size_label' and 'sentence'."""
+    calls = [{**c, "size_label": call_size(c), "sentence": call_sentence(c)} for c in s["top_calls"]]
+    return {**s, "headline": headline(s), "top_calls": calls}
+
 
 def head_lines(s: Dict[str, Any]) -> List[str]:
     """Who ran, where, for how long, and the share of time in MPI."""
@@ -32,7 +58,7 @@ def head_lines(s: Dict[str, Any]) -> List[str]:
     lines.append(f"Wall time (MPI_Init to MPI_Finalize): {number(app['mean'])} s mean, "
                  f"{number(app['min'])} to {number(app['max'])} s")
     lines.append(
-        f"{s['headline']} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
+        f"{headline(s)} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
         f"max {_pct(mp['max'])} on rank {mp['max_rank']})"
     )
     c = s.get("cpu_sharing")
@@ -50,7 +76,7 @@ TALKER_HEADERS = ("from rank", "to rank", "bytes", "messages", "by layer")
 def call_rows(s: Dict[str, Any]) -> List[List[str]]:
     """The top calls as table rows (CALL_HEADERS)."""
     return [[c["call"], percent(c["percent_mpi"]), percent(c["percent_wall"], decimals=2), count(c["count"]),
-             number(c["time"]), format_bytes(c["bytes"]), f"{c['size_label']} ({fixed(c['dominant_share'] * 100, 0)}% of its time)"]
+             number(c["time"]), format_bytes(c["bytes"]), f"{call_size(c)} ({fixed(c['dominant_share'] * 100, 0)}% of its time)"]
             for c in s["top_calls"]]
 
 
@@ -84,7 +110,7 @@ def format_summary(summary: Dict[str, Any]) -> str:
     lines = head_lines(s) + [""]
     if s["top_calls"]:
         lines.append("Top MPI calls by time (summed over ranks):")
-        lines += [f"  - {c['sentence']}" for c in s["top_calls"]]
+        lines += [f"  - {call_sentence(c)}" for c in s["top_calls"]]
         lines.append("")
         lines += _text_table(CALL_HEADERS, call_rows(s), (False, True, True, True, True, True, False))
         if s["calls_total"] > len(s["top_calls"]):
