@@ -37,7 +37,6 @@ STILL_WORDING = {
     "analysis/comparability.py", "analysis/compare.py", "analysis/direction.py",
     "analysis/health.py", "analysis/health_check.py", "analysis/host_state.py", "analysis/lint.py",
     "analysis/matching.py", "analysis/peaks.py",
-    "analysis/profile_phases.py",
     "models/fabric.py", "models/predict.py", "models/scaling.py",
 }
 

@@ -106,7 +106,7 @@ def show_profile(state, run_ref, top, by, phases, as_json):
 
             out["callsites"] = callsites(data, top=top)
         if phases:
-            out["phases"] = _phases(store, run, data)
+            out["phases"] = words.json_words(_phases(store, run, data))
         print_json(out)
         return
     if by == "callsite" or phases:

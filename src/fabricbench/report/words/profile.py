@@ -155,6 +155,45 @@ def site_note(summary: Dict[str, Any]) -> str:
 
 # ---- phases (analysis.profile_phases.phases) ----------------------------------------------------
 
+def phase_sizes(c: Dict[str, Any]) -> str:
+    """A phase call's sizes: '16 KiB' for one size bin, '0 to 64 KiB' for the range of the bins
+    seen, '' for a call begun before the phase. Also for a row of analysis.study_hpcc (its
+    lead's size_range and mean_size)."""
+    if c.get("begun_earlier"):
+        return ""
+    span = c.get("size_range")
+    if span:
+        lo, hi = span
+        return f"{size_label(lo) if lo else '0'} to {format_bytes(hi)}"
+    return size_label(c["mean_size"]) if c.get("mean_size") is not None else ""
+
+
+def phase_call_sentence(c: Dict[str, Any]) -> str:
+    """'74% of MPI time (3.7% of wall time) in 16 KiB MPI_Alltoall', 'MPI_Send of 0 to 64 KiB',
+    'waits: ... in MPI_Wait begun earlier'."""
+    sizes = phase_sizes(c)
+    if c.get("begun_earlier"):
+        what = f"{c['call']} begun earlier"
+    else:
+        what = f"{c['call']} of {sizes}" if c.get("size_range") else f"{sizes} {c['call']}"
+    sentence = f"{_pct(c['percent_mpi'])} of MPI time ({_pct(c['percent_wall'])} of wall time) in {what}"
+    return sentence if c["moves_data"] else f"waits: {sentence}"
+
+
+def json_words(data: Any) -> Any:
+    """A copy of phases() (or of what is made of it: hpcc_sections' leading calls) in which every
+    phase call has its words, 'sizes' and 'sentence', as the JSON of show-profile --phases,
+    hpcc --profile and compare give them."""
+    if isinstance(data, list):
+        return [json_words(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {k: json_words(v) for k, v in data.items()}
+    if "moves_data" in data and "begun_earlier" in data:  # a phase call (analysis.profile_phases)
+        out.update(sizes=phase_sizes(data), sentence=phase_call_sentence(data))
+    return out
+
+
 def _clock(t: float, step: float) -> str:
     """A phase boundary to the window's precision (a phase of a few ms shows its length)."""
     return fixed(t, max(2, min(6, math.ceil(-math.log10(step))))) if step > 0 else number(t)
@@ -183,14 +222,14 @@ def phase_lines(result: Dict[str, Any]) -> List[str]:
                      f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
         if not ph["top_calls"]:
             lines.append("  - no MPI calls")
-        lines += [f"  - {c['sentence']}" for c in ph["top_calls"]]
+        lines += [f"  - {phase_call_sentence(c)}" for c in ph["top_calls"]]
     return lines
 
 
 def phase_rows(result: Dict[str, Any]) -> List[List[str]]:
     """One row per phase: number, start, end, % in MPI, top calls (for report tables)."""
     return [[str(ph["phase"]), number(ph["start"]), number(ph["end"]), _pct(ph["percent_mpi"]),
-             "; ".join(c["sentence"] for c in ph["top_calls"]) or "no MPI calls"]
+             "; ".join(phase_call_sentence(c) for c in ph["top_calls"]) or "no MPI calls"]
             for ph in result["phases"]]
 
 
