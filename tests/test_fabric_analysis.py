@@ -20,7 +20,7 @@ from fabricbench.analysis.fabric import FabricThresholds, check, link_fabric, sa
 from fabricbench.analysis.fabric_model import DATA_COUNTERS, Snapshot, data_rate_gbps, speed_from_lane_gbps
 from fabricbench.analysis.fabric_routes import NoRoute, annotate_health, route, shared_links, switch_ports
 from fabricbench.store import Measurement
-from fabricbench.report.words.fabric import evidence, port_detail
+from fabricbench.report.words.fabric import evidence, port_detail, verdict
 
 DATA = Path(__file__).parent / "data" / "fabric"
 
@@ -138,7 +138,7 @@ def test_check_names_the_degraded_links_and_the_erroring_port():
     assert n3.severity == "critical" and "1X SDR" in evidence(n3) and "design 4X EDR" in evidence(n3)
     n6 = next(f for f in report.findings if f.ports[0] == "edge2 port 2")
     assert n6.severity == "warning" and "speed FDR < EDR" in evidence(n6)  # 54.5 of 100 Gb/s
-    assert report.verdict.startswith("PROBLEMS: 2 degraded links (edge1 port 3 - n3 HCA-1 port 1")
+    assert verdict(report).startswith("PROBLEMS: 2 degraded links (edge1 port 3 - n3 HCA-1 port 1")
     assert report.worst_errors[0].port == "edge1 port 2" and report.worst_errors[0].value == 57 + 0
     assert port_detail(report.worst_errors[0]).startswith("SymbolErrorCounter 57")
     assert report.busiest[0].port == "core1 port 5" and report.utilisation_unit == "bytes"
@@ -191,13 +191,13 @@ def test_no_master_sm_is_critical():
     snap.sm = None
     report = check(snap)
     assert names(report.findings, "sm") == [()] and report.findings[0].severity == "critical"
-    assert "1 subnet manager problem" in report.verdict
+    assert "1 subnet manager problem" in verdict(report)
 
 
 def test_a_healthy_fabric_is_healthy():
     report = check(stored())
     assert report.healthy and report.findings == [] and report.exit_status == 0
-    assert report.verdict.startswith("HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on n1 HCA-1")
+    assert verdict(report).startswith("HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on n1 HCA-1")
 
 
 # -- routes and the health link -----------------------------------------------------------------------

@@ -109,28 +109,12 @@ class FabricReport(Verdict):
     notes: List[str]
     thresholds: FabricThresholds
 
-    @property
-    def verdict(self) -> str:
-        snap = self.snapshot
-        size = (f"{len(snap.switches())} switches, {len(snap.cas())} HCAs, {len(snap.links())} links")
-        if self.healthy:
-            sm = describe_sm(snap)
-            return f"HEALTHY: {size}; {sm}" if sm else f"HEALTHY: {size}"
-        parts = []
-        for kind, one, many in (("sm", "subnet manager problem", "subnet manager problems"), ("down", "link down", "links down"),
-                                ("degraded", "degraded link", "degraded links"), ("state", "port not active", "ports not active"),
-                                ("errors", "port with errors", "ports with errors")):
-            found = [f for f in self.problems if f.kind == kind]
-            if found:
-                named = "; ".join(" - ".join(f.ports) if f.ports else f.evidence for f in found[:3])
-                more = f"; {len(found) - 3} more" if len(found) > 3 else ""
-                parts.append(f"{len(found)} {one if len(found) == 1 else many} ({named}{more})")
-        return "PROBLEMS: " + ", ".join(parts)
+    # The verdict in words ("HEALTHY: 3 switches, ...", "PROBLEMS: 2 degraded links (...)"):
+    # report/words/fabric.py verdict(), which report_dict() adds to to_dict() as "verdict".
 
     def to_dict(self) -> Dict[str, Any]:
         return {
             "healthy": self.healthy,
-            "verdict": self.verdict,
             "exit_status": self.exit_status,
             "findings": [f.to_dict() for f in self.findings],
             "worst_errors": [r.to_dict() for r in self.worst_errors],
@@ -139,7 +123,7 @@ class FabricReport(Verdict):
             "notes": self.notes,
             "snapshot": {"taken": self.snapshot.taken, "source": self.snapshot.source,
                          "switches": len(self.snapshot.switches()), "hcas": len(self.snapshot.cas()),
-                         "links": len(self.snapshot.links()), "sm": describe_sm(self.snapshot)},
+                         "links": len(self.snapshot.links()), "sm": sm_owner(self.snapshot)},
             "previous": {"taken": self.previous.taken} if self.previous else None,
         }
 
@@ -171,11 +155,12 @@ def check(snapshot: Snapshot, previous: Optional[Snapshot] = None,
                         notes, thresholds)
 
 
-def describe_sm(snap: Snapshot) -> Optional[str]:
+def sm_owner(snap: Snapshot) -> Optional[str]:
+    """The name of the node the master subnet manager runs on (its GUID when unnamed); None without one.
+    report/words/fabric.py describe_sm says it with its LID and priority."""
     if snap.sm is None:
         return None
-    where = _port_owner_name(snap, snap.sm.guid) or snap.sm.guid
-    return f"master SM on {where} (LID {snap.sm.lid}, priority {snap.sm.priority})"
+    return _port_owner_name(snap, snap.sm.guid) or snap.sm.guid
 
 
 def _port_owner_name(snap: Snapshot, port_guid: Optional[str]) -> Optional[str]:

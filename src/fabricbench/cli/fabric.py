@@ -310,10 +310,10 @@ def _report(run, report, previous, as_json) -> Dict[str, Any]:
 
 def show(run, report, previous_run=None) -> None:
     from fabricbench.report.blocks import fmt_value
-    from fabricbench.report.words.fabric import evidence, port_detail
+    from fabricbench.report.words.fabric import evidence, port_detail, verdict
 
     colour = "bold green" if report.healthy else "bold red"
-    console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
+    console.print(f"[{colour}]{verdict(report)}[/]", highlight=False, soft_wrap=True)
     snap = report.snapshot
     how = [f"snapshot run {run.id} of {snap.taken} ({snap.source})"]
     if previous_run is not None:

@@ -6,8 +6,39 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from fabricbench.analysis.fabric import FabricFinding, FabricReport, PortRank
+from fabricbench.analysis.fabric import FabricFinding, FabricReport, PortRank, sm_owner
+from fabricbench.analysis.fabric_model import Snapshot
 from fabricbench.numbers import count, fixed, grouped, short
+
+
+def describe_sm(snap: Snapshot) -> Optional[str]:
+    """'master SM on n1 HCA-1 (LID 1, priority 0)'; None when no subnet manager answered as master."""
+    where = sm_owner(snap)
+    if where is None:
+        return None
+    return f"master SM on {where} (LID {snap.sm.lid}, priority {snap.sm.priority})"
+
+
+_PROBLEMS = (("sm", "subnet manager problem", "subnet manager problems"), ("down", "link down", "links down"),
+             ("degraded", "degraded link", "degraded links"), ("state", "port not active", "ports not active"),
+             ("errors", "port with errors", "ports with errors"))
+
+
+def verdict(report: FabricReport) -> str:
+    """'HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on ...' or 'PROBLEMS: 2 degraded links (a - b; c - d), ...'."""
+    snap = report.snapshot
+    size = f"{len(snap.switches())} switches, {len(snap.cas())} HCAs, {len(snap.links())} links"
+    if report.healthy:
+        sm = describe_sm(snap)
+        return f"HEALTHY: {size}; {sm}" if sm else f"HEALTHY: {size}"
+    parts = []
+    for kind, one, many in _PROBLEMS:
+        found = [f for f in report.problems if f.kind == kind]
+        if found:
+            named = "; ".join(" - ".join(f.ports) if f.ports else evidence(f) for f in found[:3])
+            more = f"; {len(found) - 3} more" if len(found) > 3 else ""
+            parts.append(f"{len(found)} {one if len(found) == 1 else many} ({named}{more})")
+    return "PROBLEMS: " + ", ".join(parts)
 
 
 def _gbps(v: Optional[float]) -> str:
@@ -45,8 +76,11 @@ def port_detail(r: PortRank) -> str:
 
 
 def report_dict(report: FabricReport) -> Dict[str, Any]:
-    """report.to_dict() with the words each finding and port row had: 'evidence' and 'detail'."""
-    data = report.to_dict()
+    """report.to_dict() with its words: the 'verdict', the subnet manager, each finding's 'evidence'
+    and each port row's 'detail'."""
+    plain = report.to_dict()
+    data = {"healthy": plain.pop("healthy"), "verdict": verdict(report), **plain}
+    data["snapshot"]["sm"] = describe_sm(report.snapshot)
     for f, out in zip(report.findings, data["findings"]):
         out["evidence"] = evidence(f)
     for key in ("worst_errors", "busiest"):
