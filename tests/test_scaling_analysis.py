@@ -8,7 +8,7 @@ import pytest
 
 from fabricbench.analysis import scaling as sc
 from fabricbench.store import Measurement, open_db
-from fabricbench.report.words.scaling import error_text
+from fabricbench.report.words.scaling import error_text, threshold_note
 
 DATA = Path(__file__).parent / "data" / "scaling"
 SEED004 = DATA / "seed004_lsdyna.csv"
@@ -126,6 +126,9 @@ def test_model_and_predicted_threshold_scale():
     assert sa.threshold.predicted_at == 29
     too_few = sc.analyse_series(series_of({8: [1.0], 16: [0.9]}))
     assert too_few.model is None and "3 or more scales" in too_few.model_note
+    assert threshold_note(sa.threshold, s) == "" and threshold_note(too_few.threshold, too_few.series) == "no model to extrapolate"
+    ideal = series_of({p: [10.0 / p] for p in (1, 2, 4, 8)})  # never below the threshold: said with the limit searched
+    assert threshold_note(sc.analyse_series(ideal).threshold, ideal) == "the model stays above 70% up to 1048576 nodes"
 
 
 # ---- seed 004 through the command line -------------------------------------------------------
