@@ -20,6 +20,7 @@ from fabricbench.analysis.fabric import FabricThresholds, check, link_fabric, sa
 from fabricbench.analysis.fabric_model import DATA_COUNTERS, Snapshot, data_rate_gbps, speed_from_lane_gbps
 from fabricbench.analysis.fabric_routes import NoRoute, annotate_health, route, shared_links, switch_ports
 from fabricbench.store import Measurement
+from fabricbench.report.words.fabric import evidence, port_detail, verdict
 
 DATA = Path(__file__).parent / "data" / "fabric"
 
@@ -134,11 +135,12 @@ def test_check_names_the_degraded_links_and_the_erroring_port():
     assert names(report.findings, "degraded") == [("edge1 port 3", "n3 HCA-1 port 1"), ("edge2 port 2", "n6 HCA-1 port 1")]
     assert names(report.findings, "errors") == [("edge1 port 2",)]  # n5's 3 link-downs are below the threshold of 10
     n3 = next(f for f in report.findings if f.ports[0] == "edge1 port 3")
-    assert n3.severity == "critical" and "1X SDR" in n3.evidence and "design 4X EDR" in n3.evidence
+    assert n3.severity == "critical" and "1X SDR" in evidence(n3) and "design 4X EDR" in evidence(n3)
     n6 = next(f for f in report.findings if f.ports[0] == "edge2 port 2")
-    assert n6.severity == "warning" and "speed FDR < EDR" in n6.evidence  # 54.5 of 100 Gb/s
-    assert report.verdict.startswith("PROBLEMS: 2 degraded links (edge1 port 3 - n3 HCA-1 port 1")
+    assert n6.severity == "warning" and "speed FDR < EDR" in evidence(n6)  # 54.5 of 100 Gb/s
+    assert verdict(report).startswith("PROBLEMS: 2 degraded links (edge1 port 3 - n3 HCA-1 port 1")
     assert report.worst_errors[0].port == "edge1 port 2" and report.worst_errors[0].value == 57 + 0
+    assert port_detail(report.worst_errors[0]).startswith("SymbolErrorCounter 57")
     assert report.busiest[0].port == "core1 port 5" and report.utilisation_unit == "bytes"
 
 
@@ -153,7 +155,7 @@ def test_without_a_design_a_link_is_judged_by_what_both_its_ends_are_enabled_for
     snap.ports[("0x100004", 1)].supported_widths = [1, 2, 4]
     found = [f for f in check(snap).findings if f.kind == "degraded"]
     assert [tuple(f.ports) for f in found] == [("edge1 port 3", "n3 HCA-1 port 1")]
-    assert "both ports enabled for 4X EDR" in found[0].evidence
+    assert "both ports enabled for 4X EDR" in evidence(found[0])
     assert check(snap, thresholds=FabricThresholds(width=4, speed="FDR")).findings  # --width/--speed still apply
 
 
@@ -173,11 +175,12 @@ def test_against_the_previous_snapshot_down_links_growth_and_utilisation():
     report = check(now, before)
     assert names(report.findings, "down") == [("edge2 port 3", "n7 HCA-1 port 1")]
     down = next(f for f in report.findings if f.kind == "down")
-    assert down.severity == "critical" and "n7 HCA-1 port 1 not found" in down.evidence
+    assert down.severity == "critical" and "n7 HCA-1 port 1 not found" in evidence(down)
     grew = next(f for f in report.findings if f.kind == "errors")
-    assert grew.ports == ["n5 HCA-1 port 1"] and "LinkDownedCounter 4 (+1 since the previous scan)" in grew.evidence
+    assert grew.ports == ["n5 HCA-1 port 1"] and "LinkDownedCounter 4 (+1 since the previous scan)" in evidence(grew)
     assert report.utilisation_unit == "%" and report.busiest[0].port == "core1 port 5"
     assert report.busiest[0].value == pytest.approx(50.0, rel=0.01)
+    assert port_detail(report.busiest[0]).endswith(" B in 600 s on 4X EDR")
     other = captured()
     other.source = "sim:other"
     assert not same_fabric(before, other)
@@ -188,13 +191,13 @@ def test_no_master_sm_is_critical():
     snap.sm = None
     report = check(snap)
     assert names(report.findings, "sm") == [()] and report.findings[0].severity == "critical"
-    assert "1 subnet manager problem" in report.verdict
+    assert "1 subnet manager problem" in verdict(report)
 
 
 def test_a_healthy_fabric_is_healthy():
     report = check(stored())
     assert report.healthy and report.findings == [] and report.exit_status == 0
-    assert report.verdict.startswith("HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on n1 HCA-1")
+    assert verdict(report).startswith("HEALTHY: 3 switches, 8 HCAs, 10 links; master SM on n1 HCA-1")
 
 
 # -- routes and the health link -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from fabricbench.analysis import peaks
+from fabricbench.report.words.peaks import ceiling_note
 from fabricbench.store.records import Run
 
 REQUIRED = {"sdr", "ddr", "qdr", "fdr", "edr", "hdr", "ndr", "xdr", "opa100", "eth1g", "eth10g", "eth25g", "eth40g",
@@ -132,7 +133,7 @@ def test_pcie_ceiling():
     facts = {"net": [{"name": "ib0", "speed_mbps": 100000, "pcie": {"speed": "8.0 GT/s PCIe", "width": "x8"}}]}
     c = peaks.ceiling(peaks.get_fabric("edr"), [facts])
     assert c.by == "pcie" and c.limit_MBps == pytest.approx(7876.9, rel=1e-4)
-    assert "PCIe Gen3 x8" in c.note and "is the ceiling, not InfiniBand EDR 4x" in c.note
+    assert "PCIe Gen3 x8" in ceiling_note(c) and "is the ceiling, not InfiniBand EDR 4x" in ceiling_note(c)
     wide = {"net": [{"name": "ib0", "speed_mbps": 100000, "pcie": {"speed": "8.0 GT/s PCIe", "width": "x16"}}]}
     assert peaks.ceiling(peaks.get_fabric("edr"), [wide]).by == "fabric"
     assert peaks.ceiling(peaks.get_fabric("hdr"), [wide]).by == "pcie"  # HDR 200 Gb/s needs Gen4 x16

@@ -24,7 +24,7 @@ import pytest
 from conftest import MPICC, MPIFORT, mpi_env, mpirun_argv
 from fabricbench.native import NativeMissing, engine_path, profiler_library
 from fabricbench.analysis.profile import summarize
-from fabricbench.report.words.profile import format_summary
+from fabricbench.report.words.profile import call_sentence, call_size, format_summary, headline
 from fabricbench.analysis.profile_data import ProfileError, bin_range, load_profile, matrix_dense
 from fabricbench.launch.failure import explain_exit as explain_failure
 from fabricbench.workflows.profile import prepare_command, run_profiled
@@ -423,12 +423,12 @@ def write(tmp_path, data, name="p.json") -> Path:
 def test_summary_in_the_seed_style(tmp_path):
     profile = load_profile(write(tmp_path, synthetic()))
     s = summarize(profile)
-    assert s["headline"] == "About 5.0% of overall runtime spent in MPI"
+    assert headline(s) == "About 5.0% of overall runtime spent in MPI"
     top = s["top_calls"][0]
     assert top["call"] == "MPI_Alltoall" and round(top["percent_mpi"]) == 74
-    assert top["size_label"] == "16 KiB" and top["dominant_bin_range"] == [16384, 32767]
-    assert top["sentence"] == "MPI_Alltoall 74% of MPI time (3.7% of wall time), mostly 16 KiB"
-    assert s["top_calls"][1]["sentence"] == "MPI_Bcast 25% of MPI time (1.2% of wall time), mostly 8 B"
+    assert call_size(top) == "16 KiB" and top["dominant_bin_range"] == [16384, 32767]
+    assert call_sentence(top) == "MPI_Alltoall 74% of MPI time (3.7% of wall time), mostly 16 KiB"
+    assert call_sentence(s["top_calls"][1]) == "MPI_Bcast 25% of MPI time (1.2% of wall time), mostly 8 B"
     assert s["mpi_percent"]["mean"] == pytest.approx(5.0)
     assert s["imbalance"]["cov"] == pytest.approx(0.0)
     assert [(t["src"], t["dst"]) for t in s["top_talkers"]] == [(0, 1), (1, 0)]
@@ -448,7 +448,7 @@ def test_imbalance_and_mixed_sizes():
     ]
     s = summarize(synthetic(calls=calls, matrix={"p2p": [], "rma": [], "coll": []}))
     send = next(c for c in s["top_calls"] if c["call"] == "MPI_Send")
-    assert "sizes vary" in send["sentence"]
+    assert "sizes vary" in call_sentence(send)
     im = s["imbalance"]
     assert (im["min"], im["min_rank"], im["max"], im["max_rank"]) == (0.5, 1, 2.5, 0)
     assert im["cov"] == pytest.approx(2 / 3)

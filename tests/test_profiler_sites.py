@@ -16,7 +16,7 @@ import pytest
 from conftest import MPICC, mpirun_argv
 from fabricbench.analysis.profile_phases import phases, segment, window_grid
 from fabricbench.analysis.profile_sites import callsites
-from fabricbench.report.words.profile import phase_lines, site_rows
+from fabricbench.report.words.profile import phase_call_sentence, phase_lines, phase_sizes, site_rows
 from fabricbench.native import NativeMissing, profiler_library
 from fabricbench.planning.hpcc_input import plan, render_hpccinf
 from fabricbench.workflows.profile import run_profiled
@@ -135,8 +135,9 @@ def test_phases_are_found_where_the_call_mix_changes(library, tmp_path):
     tops = collapsed_top_calls(result)
     assert tops == ["MPI_Sendrecv", "MPI_Alltoall", "non-blocking"], tops
     alltoall = next(p for p in result["phases"] if p["top_calls"][0]["call"] == "MPI_Alltoall")
-    assert alltoall["top_calls"][0]["sizes"] == "16 KiB"
-    assert "of MPI time" in alltoall["top_calls"][0]["sentence"] and alltoall["percent_mpi"] > 0
+    assert phase_sizes(alltoall["top_calls"][0]) == "16 KiB"
+    assert phase_call_sentence(alltoall["top_calls"][0]).endswith("of wall time) in 16 KiB MPI_Alltoall")
+    assert alltoall["percent_mpi"] > 0
 
 
 @pytest.mark.mpi

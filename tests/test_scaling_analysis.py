@@ -8,6 +8,7 @@ import pytest
 
 from fabricbench.analysis import scaling as sc
 from fabricbench.store import Measurement, open_db
+from fabricbench.report.words.scaling import error_text, threshold_note
 
 DATA = Path(__file__).parent / "data" / "scaling"
 SEED004 = DATA / "seed004_lsdyna.csv"
@@ -90,8 +91,9 @@ def test_weak_scaling_and_rate_like_figures_of_merit():
 
 def test_baseline_must_be_a_measured_scale():
     s = series_of({1: [10.0], 2: [6.0]})
-    with pytest.raises(sc.ScalingAnalysisError, match="baseline 8 nodes is not a measured scale"):
+    with pytest.raises(sc.ScalingAnalysisError) as caught:
         sc.efficiency(s, baseline=8)
+    assert error_text(caught.value) == "baseline 8 nodes is not a measured scale of s (scales: 1, 2)"
 
 
 def test_axis_is_ranks_when_nodes_do_not_vary():
@@ -124,6 +126,9 @@ def test_model_and_predicted_threshold_scale():
     assert sa.threshold.predicted_at == 29
     too_few = sc.analyse_series(series_of({8: [1.0], 16: [0.9]}))
     assert too_few.model is None and "3 or more scales" in too_few.model_note
+    assert threshold_note(sa.threshold, s) == "" and threshold_note(too_few.threshold, too_few.series) == "no model to extrapolate"
+    ideal = series_of({p: [10.0 / p] for p in (1, 2, 4, 8)})  # never below the threshold: said with the limit searched
+    assert threshold_note(sc.analyse_series(ideal).threshold, ideal) == "the model stays above 70% up to 1048576 nodes"
 
 
 # ---- seed 004 through the command line -------------------------------------------------------

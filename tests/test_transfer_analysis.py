@@ -16,6 +16,7 @@ from rich.console import Console
 
 from fabricbench.analysis.transfer import (RawVsFile, ReaderResult, Spread, jain_index, judge, round_figures,
                                            summarize)
+from fabricbench.report.words.transfer import reader_reason
 from fabricbench.errors import UsageError
 from fabricbench.lab import Lab, LabSpec, tcp_goodput
 from fabricbench.launch.nodes import HostNodes, LabNodes, Node
@@ -49,7 +50,7 @@ def test_round_figures_from_the_readers_clocks():
     b = ReaderResult(1, "n3", bytes=size, t_start=10.004, t_first=10.2, t_last=14.004, exit_status=0)
     c = judge(ReaderResult(2, "n4", bytes=size // 4, t_start=10.002, t_first=10.3, t_last=11.0, exit_status=-9), size)
     assert a.throughput == pytest.approx(50e6) and b.throughput == pytest.approx(25e6)
-    assert not c.ok and c.throughput is None and c.reason == "killed by signal 9 after 25,000,000 of 100,000,000 bytes"
+    assert not c.ok and c.throughput is None and reader_reason(c) == "killed by signal 9 after 25,000,000 of 100,000,000 bytes"
     f = round_figures([a, b, c])
     assert (f.readers, f.ok, f.failed) == (3, 2, 1)
     assert f.bytes == 2 * size + size // 4
@@ -62,10 +63,10 @@ def test_round_figures_from_the_readers_clocks():
 
 def test_judge_names_what_went_wrong():
     assert judge(ReaderResult(0, "n2", bytes=10, exit_status=0), 10).ok
-    assert judge(ReaderResult(0, "n2", bytes=4, exit_status=54), 10).reason == "exited with status 54 after 4 of 10 bytes"
-    assert judge(ReaderResult(0, "n2", bytes=9, exit_status=0), 10).reason == "got 9 of 10 bytes"
+    assert reader_reason(judge(ReaderResult(0, "n2", bytes=4, exit_status=54), 10)) == "exited with status 54 after 4 of 10 bytes"
+    assert reader_reason(judge(ReaderResult(0, "n2", bytes=9, exit_status=0), 10)) == "got 9 of 10 bytes"
     kept = judge(ReaderResult(0, "n2", reason="cannot connect"), 10)
-    assert kept.reason == "cannot connect"
+    assert reader_reason(kept) == "cannot connect" and kept.short is None
 
 
 # ---- a stored run, summarised ---------------------------------------------------------------
@@ -255,7 +256,7 @@ def test_peer_times_a_copy_command_and_reports_a_killed_one(tmp_path):
     killed = peer("read", "--", "sh", "-c", f"head -c 1000 {src}; kill -9 $$")
     assert killed["bytes"] == 1000 and killed["exit_status"] == -9
     r = judge(ReaderResult(0, "x", bytes=killed["bytes"], exit_status=killed["exit_status"]), 4 * MiB)
-    assert r.reason.startswith("killed by signal 9 after 1,000 of")
+    assert reader_reason(r).startswith("killed by signal 9 after 1,000 of")
     missing = peer("read", "--", "/nonexistent/xrdcp")
     assert missing["bytes"] == 0 and "cannot start" in missing["error"]
 

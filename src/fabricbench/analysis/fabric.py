@@ -38,7 +38,6 @@ from fabricbench.analysis.fabric_model import (
     speed_table,
 )
 from fabricbench.analysis.verdict import Verdict
-from fabricbench import numbers
 
 # ibqueryerrors' default thresholds (/etc/infiniband-diags/error_thresholds); PortXmitWait
 # measures congestion, not errors, and is only ranked.
@@ -74,8 +73,9 @@ class FabricFinding:
     kind: str  # sm, down, state, degraded, errors
     severity: str  # critical, warning, info
     ports: List[str]  # port names, switch side first
-    evidence: str
+    evidence: str  # '' for the kinds whose evidence has figures (degraded, errors): report/words/fabric.py
     values: Dict[str, Any] = field(default_factory=dict)
+    figures: Dict[str, Any] = field(default_factory=dict)  # what the words of degraded and errors say
 
     @property
     def problem(self) -> bool:
@@ -90,7 +90,9 @@ class PortRank:
     port: str
     peer: Optional[str]
     value: float  # total errors; or utilisation in % (or bytes when no previous snapshot)
-    detail: str
+    # worst errors: {"counters": [[name, value], ...]} (largest first); busiest: {"sent", "received"} bytes,
+    # and between snapshots "seconds" and "link" (its width and speed); worded by report/words/fabric.py
+    figures: Dict[str, Any]
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
@@ -107,28 +109,12 @@ class FabricReport(Verdict):
     notes: List[str]
     thresholds: FabricThresholds
 
-    @property
-    def verdict(self) -> str:
-        snap = self.snapshot
-        size = (f"{len(snap.switches())} switches, {len(snap.cas())} HCAs, {len(snap.links())} links")
-        if self.healthy:
-            sm = describe_sm(snap)
-            return f"HEALTHY: {size}; {sm}" if sm else f"HEALTHY: {size}"
-        parts = []
-        for kind, one, many in (("sm", "subnet manager problem", "subnet manager problems"), ("down", "link down", "links down"),
-                                ("degraded", "degraded link", "degraded links"), ("state", "port not active", "ports not active"),
-                                ("errors", "port with errors", "ports with errors")):
-            found = [f for f in self.problems if f.kind == kind]
-            if found:
-                named = "; ".join(" - ".join(f.ports) if f.ports else f.evidence for f in found[:3])
-                more = f"; {len(found) - 3} more" if len(found) > 3 else ""
-                parts.append(f"{len(found)} {one if len(found) == 1 else many} ({named}{more})")
-        return "PROBLEMS: " + ", ".join(parts)
+    # The verdict in words ("HEALTHY: 3 switches, ...", "PROBLEMS: 2 degraded links (...)"):
+    # report/words/fabric.py verdict(), which report_dict() adds to to_dict() as "verdict".
 
     def to_dict(self) -> Dict[str, Any]:
         return {
             "healthy": self.healthy,
-            "verdict": self.verdict,
             "exit_status": self.exit_status,
             "findings": [f.to_dict() for f in self.findings],
             "worst_errors": [r.to_dict() for r in self.worst_errors],
@@ -137,7 +123,7 @@ class FabricReport(Verdict):
             "notes": self.notes,
             "snapshot": {"taken": self.snapshot.taken, "source": self.snapshot.source,
                          "switches": len(self.snapshot.switches()), "hcas": len(self.snapshot.cas()),
-                         "links": len(self.snapshot.links()), "sm": describe_sm(self.snapshot)},
+                         "links": len(self.snapshot.links()), "sm": sm_owner(self.snapshot)},
             "previous": {"taken": self.previous.taken} if self.previous else None,
         }
 
@@ -169,11 +155,12 @@ def check(snapshot: Snapshot, previous: Optional[Snapshot] = None,
                         notes, thresholds)
 
 
-def describe_sm(snap: Snapshot) -> Optional[str]:
+def sm_owner(snap: Snapshot) -> Optional[str]:
+    """The name of the node the master subnet manager runs on (its GUID when unnamed); None without one.
+    report/words/fabric.py describe_sm says it with its LID and priority."""
     if snap.sm is None:
         return None
-    where = _port_owner_name(snap, snap.sm.guid) or snap.sm.guid
-    return f"master SM on {where} (LID {snap.sm.lid}, priority {snap.sm.priority})"
+    return _port_owner_name(snap, snap.sm.guid) or snap.sm.guid
 
 
 def _port_owner_name(snap: Snapshot, port_guid: Optional[str]) -> Optional[str]:
@@ -277,18 +264,12 @@ def _degraded_findings(snap: Snapshot, previous: Optional[Snapshot], thresholds:
             short.append(f"width {link.width}X < {want_w}X")
         if want_s != link.speed:
             short.append(f"speed {link.speed} < {want_s}")
-        rate = f" ({_gbps(have)} of {_gbps(want)} Gb/s)" if have and want else ""
         severity = "critical" if have and want and have < 0.5 * want else "warning"
-        out.append(FabricFinding("degraded", severity, _link_names(snap, link),
-                                 f"runs {link_label(link.width, link.speed)}{rate}: {', '.join(short)}; expected from "
-                                 + "; ".join(why),
+        out.append(FabricFinding("degraded", severity, _link_names(snap, link), "",
                                  {"active": link_label(link.width, link.speed), "expected": link_label(want_w, want_s),
-                                  "gbps": have, "expected_gbps": want}))
+                                  "gbps": have, "expected_gbps": want},
+                                 {"short": short, "why": why}))
     return out
-
-
-def _gbps(v: Optional[float]) -> str:
-    return "-" if v is None else (numbers.fixed(v, 0) if v >= 10 else numbers.short(v, 3))
 
 
 def _peer_name(snap: Snapshot, key: PortKey) -> Optional[str]:
@@ -301,24 +282,19 @@ def _error_findings(snap: Snapshot, previous: Optional[Snapshot], thresholds: Fa
     compare = previous is not None and previous.counters_read
     for key in sorted(snap.ports, key=lambda k: snap.port_name(k)):
         port = snap.ports[key]
-        reasons, values = [], {}
+        counters, values = [], {}
         for name, limit in thresholds.errors.items():
             value = port.counters.get(name, 0)
             before = previous.ports[key].counters.get(name, 0) if compare and key in previous.ports else None
             growth = value - before if before is not None else None
             grew = growth is not None and growth >= thresholds.growth.get(name, limit)
             if value >= limit or grew:
-                text = f"{name} {numbers.count(value)}"
-                if growth is not None and growth > 0:
-                    text += f" (+{numbers.count(growth)} since the previous scan)"
-                if value >= limit:
-                    text += f", threshold {numbers.count(limit)}"
-                reasons.append(text)
+                # [counter, value, growth since the previous scan (None: no scan to compare), threshold passed or None]
+                counters.append([name, value, growth, limit if value >= limit else None])
                 values[name] = value
-        if reasons:
-            peer = _peer_name(snap, key)
-            out.append(FabricFinding("errors", "warning", [snap.port_name(key)],
-                                     "; ".join(reasons) + (f" (cable to {peer})" if peer else ""), values))
+        if counters:
+            out.append(FabricFinding("errors", "warning", [snap.port_name(key)], "", values,
+                                     {"counters": counters, "peer": _peer_name(snap, key)}))
     return out
 
 
@@ -336,7 +312,7 @@ def _worst_errors(snap: Snapshot, previous: Optional[Snapshot], top: int) -> Lis
             continue
         biggest = sorted(((port.counters.get(n, 0), n) for n in ERROR_THRESHOLDS if port.counters.get(n)), reverse=True)
         rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), float(total),
-                             ", ".join(f"{n} {numbers.count(v)}" for v, n in biggest[:3])))
+                             {"counters": [[n, v] for v, n in biggest[:3]]}))
     return sorted(rows, key=lambda r: (-r.value, r.port))[:top]
 
 
@@ -359,10 +335,11 @@ def _busiest(snap: Snapshot, previous: Optional[Snapshot], top: int) -> Tuple[Li
             share = 100.0 * max(d_sent, d_recv) / capacity
             if share > 0:
                 rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), share,
-                                     f"sent {numbers.count(d_sent)} B, received {numbers.count(d_recv)} B in {numbers.grouped(seconds)} s on {link_label(link.width, link.speed)}"))
+                                     {"sent": d_sent, "received": d_recv, "seconds": seconds,
+                                      "link": link_label(link.width, link.speed)}))
         elif not seconds and sent + received > 0:
             rows.append(PortRank(snap.port_name(key), _peer_name(snap, key), float(sent + received),
-                                 f"sent {numbers.count(sent)} B, received {numbers.count(received)} B"))
+                                 {"sent": sent, "received": received}))
     return sorted(rows, key=lambda r: (-r.value, r.port))[:top], ("%" if seconds else "bytes")
 
 

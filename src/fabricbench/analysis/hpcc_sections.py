@@ -183,7 +183,7 @@ def compare_leads(a: Dict[str, Any], b: Dict[str, Any]) -> List[Dict[str, Any]]:
         for side, data in (("a", a.get(test)), ("b", b.get(test))):
             call = lead_call(data) if data else None
             row[side] = None if data is None else {
-                "lead": data["lead"], "lead_call": call, "sizes": call["sizes"] if call else None,
+                "lead": data["lead"], "lead_call": call,
                 "percent_of_mpi": call["percent_mpi"] if call else None, "percent_mpi": data["percent_mpi"]}
         row["same_lead"] = bool(row["a"] and row["b"] and row["a"]["lead"] == row["b"]["lead"])
         rows.append(row)

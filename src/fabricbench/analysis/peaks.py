@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fabricbench.errors import FabricbenchError
+# Still on tests/test_layers.py STILL_WORDING: names that are data ("lab link shaped to 1 Gb/s", "PCIe Gen3
+# x16", a CPU peak's recorded source) and over_peak_note, which analysis/lint.py words with (it moves when lint does).
 from fabricbench import numbers
 
 try:  # Python 3.11+
@@ -609,20 +611,7 @@ class Ceiling:
     limit_MBps: float
     by: str  # 'fabric' or 'pcie'
     fabric: Optional[Fabric]
-    pcie: Optional[PcieLink]
-
-    @property
-    def note(self) -> str:
-        if self.by == "pcie" and self.fabric is not None and self.pcie is not None:
-            return (
-                f"{self.pcie.name} ({numbers.grouped(self.pcie.data_rate_MBps)} MB/s) on {self.pcie.nic or 'the NIC'} is the ceiling, "
-                f"not {self.fabric.name} ({numbers.grouped(self.fabric.data_rate_MBps)} MB/s)"
-            )
-        if self.fabric is not None:
-            return f"{self.fabric.name}: {numbers.grouped(self.fabric.data_rate_MBps)} MB/s per direction"
-        if self.pcie is not None:
-            return f"{self.pcie.name}: {numbers.grouped(self.pcie.data_rate_MBps)} MB/s per direction"
-        return ""
+    pcie: Optional[PcieLink]  # report/words/peaks.py says which bounds it and at what rate
 
 
 def ceiling(fabric: Optional[Fabric], host_facts: Iterable[Dict[str, Any]] = ()) -> Optional[Ceiling]:

@@ -1,8 +1,8 @@
 """What an MPI profile says: share of wall time in MPI, the calls that dominate it and at
 which message sizes, how evenly ranks spend it, and who talks to whom.
 
-``summarize`` turns a profile into plain data (a dict of numbers and short strings);
-``report/words/profile.py`` writes that dict as text. Percentages follow mpiP: a call's share
+``summarize`` turns a profile into plain data (a dict of numbers and names);
+``report/words/profile.py`` writes that dict as text (the headline, each call's sentence). Percentages follow mpiP: a call's share
 of MPI time is its time summed over ranks over the MPI time summed over ranks; its share of
 wall time divides by the application time (MPI_Init to MPI_Finalize) summed over ranks.
 Threads: a call's time is summed over the threads that made it, so both bases are summed
@@ -15,7 +15,6 @@ import statistics
 from collections import defaultdict
 from typing import Any, Dict, List
 
-from fabricbench import numbers as fmt
 from fabricbench.analysis.profile_cpu import cpu_floor
 from fabricbench.analysis.profile_data import bin_range, matrix_cells, share_bases
 
@@ -35,12 +34,6 @@ def _spread(values: List[float]) -> Dict[str, Any]:
         "max_rank": hi,
         "cov": cov,
     }
-
-
-size_label = fmt.sentence_size  # message size for a sentence: "0-byte", "8 B", "16 KiB"
-
-
-_pct = fmt.percent_share  # a share in a sentence: 74%, 3.7%, <0.1%
 
 
 def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[str, Any]:
@@ -74,11 +67,6 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
         size = bb / bc if bc else 0.0
         pct_mpi = 100.0 * entry["time"] / calls_base if calls_base > 0 else 0.0
         pct_wall = 100.0 * entry["time"] / wall_base if wall_base > 0 else 0.0
-        label = size_label(size)
-        if share >= MOSTLY:
-            sizes = f"mostly {label}"
-        else:
-            sizes = f"sizes vary, most time at {label} ({fmt.fixed(share * 100, 0)}%)"
         calls.append({
             "call": name,
             "time": entry["time"],
@@ -90,8 +78,6 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
             "dominant_bin_range": list(bin_range(b)),
             "dominant_size": size,
             "dominant_share": share,
-            "size_label": label,
-            "sentence": f"{name} {_pct(pct_mpi)} of MPI time ({_pct(pct_wall)} of wall time), {sizes}",
         })
     calls.sort(key=lambda c: (-c["time"], -c["count"], c["call"]))
 
@@ -111,7 +97,6 @@ def summarize(profile: Dict[str, Any], top: int = 5, talkers: int = 5) -> Dict[s
         "app_time": _spread(app),
         "mpi_time": {**_spread(mpi), "total": total_mpi},
         "mpi_percent": {**_spread(pct), "overall": overall},
-        "headline": f"About {_pct(overall)} of overall runtime spent in MPI",
         "calls_total": len(calls),
         "top_calls": calls[:top],
         "imbalance": _spread(mpi),

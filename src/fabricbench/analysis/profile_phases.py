@@ -28,9 +28,9 @@ quiet or short segment lies between them (merge_segments). A phase is led by its
 data-moving call that moved the most bytes, as in mpiP's "aggregate sent message size"
 view (time does not rank non-blocking calls: their waiting is in MPI_Wait*/MPI_Test*).
 
-``phases`` describes each phase in the words of the HPCC profiling study: start, end, the
-share of runtime in MPI, and the top calls with their sizes ("74% of MPI time (3% of wall
-time) in 16 KiB MPI_Alltoall"), data-moving calls first.
+``phases`` describes each phase as the HPCC profiling study does: start, end, the share of
+runtime in MPI, and the top calls with their sizes, data-moving calls first; report/words/profile.py
+says it in the study's words ("74% of MPI time (3% of wall time) in 16 KiB MPI_Alltoall").
 """
 from __future__ import annotations
 
@@ -41,9 +41,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from fabricbench.analysis.profile_data import bin_range, rank_threads
-from fabricbench.numbers import binary_size as format_bytes
-from fabricbench.numbers import percent_share as _pct
-from fabricbench.numbers import sentence_size as size_label
 
 MIN_WINDOWS = 2       # a phase found by change points spans at least this many windows
 MAX_PHASES = 16      # phases shown at most
@@ -276,13 +273,12 @@ def _weights(n: int, step: float, t0: float, t1: float) -> np.ndarray:
     return np.clip(np.minimum(starts + step, t1) - np.maximum(starts, t0), 0.0, None) / step
 
 
-def _sizes(mask: int, mean: float) -> str:
-    """'16 KiB' for one size bin, else the range of the bins seen."""
+def _size_range(mask: int) -> Optional[List[int]]:
+    """[lowest, highest + 1] bytes of the size bins seen; None for one bin (the mean size says it)."""
     used = [b for b in range(64) if mask >> b & 1]
     if len(used) <= 1:
-        return size_label(mean)
-    lo, hi = bin_range(used[0])[0], bin_range(used[-1])[1] + 1
-    return f"{size_label(lo) if lo else '0'} to {format_bytes(hi)}"
+        return None
+    return [bin_range(used[0])[0], bin_range(used[-1])[1] + 1]
 
 
 def _choose(order: List[int], moving: List[bool], nbytes: np.ndarray, top: int) -> List[int]:
@@ -317,22 +313,16 @@ def _describe(grid: Dict[str, Any], weight: np.ndarray, top: int) -> Dict[str, A
             mask |= grid["bins"][w][j]
         pmpi = 100.0 * time[j] / mpi if mpi > 0 else 0.0
         pwall = 100.0 * time[j] / wall if wall > 0 else 0.0
-        if count[j] >= 0.5:
-            mean = nbytes[j] / count[j]
-            sizes = _sizes(mask, mean)
-            one = len([b for b in range(64) if mask >> b & 1]) <= 1
-            what = f"{sizes} {grid['calls'][j]}" if one else f"{grid['calls'][j]} of {sizes}"
-        else:  # a call that started before the phase and ran into it
-            mean, sizes, what = 0.0, "", f"{grid['calls'][j]} begun earlier"
-        sentence = f"{_pct(pmpi)} of MPI time ({_pct(pwall)} of wall time) in {what}"
+        begun = count[j] < 0.5  # a call that started before the phase and ran into it
+        mean = 0.0 if begun else nbytes[j] / count[j]
         calls.append({"call": grid["calls"][j], "time": float(time[j]), "count": int(round(count[j])),
-                      "bytes": int(nbytes[j]), "mean_size": float(mean), "sizes": sizes,
-                      "percent_mpi": pmpi, "percent_wall": pwall, "moves_data": moving[j],
-                      "sentence": sentence if moving[j] else f"waits: {sentence}"})
+                      "bytes": int(nbytes[j]), "mean_size": float(mean), "begun_earlier": begun,
+                      "size_range": None if begun else _size_range(mask),
+                      "percent_mpi": pmpi, "percent_wall": pwall, "moves_data": moving[j]})
     pct = 100.0 * mpi / wall if wall > 0 else 0.0
     lead = next((c["call"] for c in calls if c["moves_data"]), None)
     return {"windows": len(inside), "mpi_time": mpi, "wall": wall, "percent_mpi": pct, "top_calls": calls,
-            "lead": lead, "headline": f"About {_pct(pct)} of the phase's runtime spent in MPI"}
+            "lead": lead}
 
 
 def phases(profile: Dict[str, Any], top: int = 3, spans: Optional[List[Tuple[float, float, str]]] = None,

@@ -33,8 +33,6 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from fabricbench.analysis.stats import t_critical_975, welch
 from fabricbench.analysis.direction import lower_is_better
 from fabricbench.models.scaling import MIN_SCALES, ModelError, ScalingModel, fit_scaling_model
-from fabricbench.numbers import exact
-from fabricbench import numbers
 
 BENCHMARK = "scale"
 DEFAULT_THRESHOLD = 0.7
@@ -44,6 +42,15 @@ _GRID_STEPS_PER_DOUBLING = 16
 
 class ScalingAnalysisError(ValueError):
     """The data cannot answer the question (no scaling measurements, baseline not measured, ...)."""
+
+
+class NotAMeasuredScale(ScalingAnalysisError):
+    """The baseline asked for is not one of the series' scales (report/words/scaling.py says
+    which scales there are)."""
+
+    def __init__(self, baseline: float, series: "ScalingSeries"):
+        super().__init__(f"the baseline is not a measured scale of {series.name}")
+        self.baseline, self.series = float(baseline), series
 
 
 @dataclass
@@ -128,7 +135,10 @@ class Threshold:
     measured_scale: Optional[float]  # first measured scale below the threshold
     predicted_scale: Optional[float]  # where the model's efficiency crosses it (continuous)
     predicted_at: Optional[int]  # the first whole scale at or beyond predicted_scale
-    note: str = ""
+    # Why there is no predicted scale (report/words/scaling.py words it): "no baseline", "no model",
+    # "no positive value" (the model's metric ends at scale `limit`) or "stays above" (up to `limit`).
+    unknown: str = ""
+    limit: Optional[float] = None
 
 
 @dataclass
@@ -373,10 +383,7 @@ def baseline_point(series: ScalingSeries, baseline: Optional[float] = None) -> O
     if baseline is not None:
         p = series.point(float(baseline))
         if p is None:
-            scales = ", ".join(_num(s) for s in series.scales)
-            raise ScalingAnalysisError(
-                f"baseline {_num(baseline)} {series.axis} is not a measured scale of {series.name} (scales: {scales})"
-            )
+            raise NotAMeasuredScale(baseline, series)
         return p if p.mean is not None else None
     for p in series.points:
         if p.mean is not None:
@@ -423,14 +430,14 @@ def predict_threshold(
     """Where efficiency falls below `threshold`: first measured scale, and the model's crossing."""
     base = baseline_point(series, baseline)
     if base is None:
-        return Threshold(threshold, None, None, None, "no baseline value")
+        return Threshold(threshold, None, None, None, "no baseline")
     measured = None
     for e in efficiency(series, base.scale):
         if e.efficiency is not None and e.scale > base.scale and e.efficiency < threshold:
             measured = e.scale
             break
     if model is None:
-        return Threshold(threshold, measured, None, None, "no model to extrapolate")
+        return Threshold(threshold, measured, None, None, "no model")
 
     def eff(n: float) -> Optional[float]:
         v = model.predict(n)
@@ -444,7 +451,7 @@ def predict_threshold(
     while n <= max_scale:
         e = eff(n)
         if e is None:
-            return Threshold(threshold, measured, None, None, f"the model predicts no positive {series.metric} beyond {_num(lo)} {series.axis}")
+            return Threshold(threshold, measured, None, None, "no positive value", lo)
         if e < threshold:
             hi = n
             for _ in range(60):
@@ -457,7 +464,7 @@ def predict_threshold(
             return Threshold(threshold, measured, hi, int(math.ceil(hi - 1e-9)), "")
         lo = n
         n *= step
-    return Threshold(threshold, measured, None, None, f"the model stays above {numbers.share(threshold)} up to {_num(max_scale)} {series.axis}")
+    return Threshold(threshold, measured, None, None, "stays above", max_scale)
 
 
 # ---- comparisons ------------------------------------------------------------------------
@@ -567,5 +574,3 @@ def analyse(
     ]
     return StudyAnalysis(threshold, analysed, comparisons)
 
-
-_num = exact  # scales as written: 16, 0.5 (fabricbench.numbers)

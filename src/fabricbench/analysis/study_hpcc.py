@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fabricbench.analysis.direction import improvement
 from fabricbench.analysis.hpcc import FIGURES, SEVEN_TESTS
@@ -108,10 +108,14 @@ def profile_rows(leads: Dict[str, List[Dict[str, Dict[str, Any]]]], fabrics: Seq
             share = [c["percent_mpi"] for c in calls]
             wall = [c["percent_wall"] for c in calls]
             in_mpi = [r["percent_mpi"] for r in reps]
-            sizes = Counter(c["sizes"] for c in calls).most_common(1)[0][0] if calls else None
+            # the sizes most repetitions saw: one size bin, or a range of bins (report/words/profile words it)
+            keys = Counter(_size_key(c) for c in calls).most_common(1)[0][0] if calls else None
+            seen = next((c for c in calls if _size_key(c) == keys), None)
             verdict = CANNOT_JUDGE if len(reps) < 2 else ("holds" if agree == len(reps) else "varies")
             row["fabrics"][name] = {
-                "lead": lead, "sizes": sizes, "mean_size": _median([c["mean_size"] for c in calls]),
+                "lead": lead, "size_range": seen["size_range"] if seen else None,
+                "begun_earlier": seen["begun_earlier"] if seen else False,
+                "mean_size": _median([c["mean_size"] for c in calls]) if seen else None,
                 "percent_of_mpi": _spread(share), "percent_of_wall": _spread(wall), "percent_in_mpi": _spread(in_mpi),
                 "agree": agree, "runs": len(reps), "verdict": verdict,
                 "most": Counter(r["most"]["call"] for r in reps if r["most"]).most_common(1)[0][0]
@@ -120,6 +124,16 @@ def profile_rows(leads: Dict[str, List[Dict[str, Dict[str, Any]]]], fabrics: Seq
         if row["fabrics"]:
             rows.append(row)
     return rows
+
+
+def _size_key(call: Dict[str, Any]) -> Tuple[Any, ...]:
+    """What a leading call's sizes are, to count the repetitions that agree: the bins' range, or
+    the one bin its mean size falls in."""
+    if call["begun_earlier"]:
+        return ("begun earlier",)
+    if call["size_range"]:
+        return tuple(call["size_range"])
+    return ("bin", int(call["mean_size"]).bit_length())
 
 
 def _median(xs: Sequence[float]) -> Optional[float]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
-from fabricbench import numbers
 
 BENCHMARK = "transfer"
 MB = 1e6
@@ -29,6 +28,18 @@ READER_METRIC = "reader_throughput"
 ROUND_METRICS = ("aggregate_throughput", "time_to_last_byte", "start_skew", "fairness")
 RAW = "tcp"  # the protocol that is the network+protocol-only baseline
 RAW_TOLERANCE = 0.02  # raw TCP may trail file transfer by this much and still count as "at or above" (noise)
+
+
+@dataclass(frozen=True)
+class ShortCopy:
+    """Why a copy that ran did not deliver the whole file (``judge``): ``kind`` is 'signal' (killed
+    by signal ``code``), 'status' (exited with status ``code``) or 'short' (ended well but short);
+    report/words/transfer.py says it in words."""
+
+    kind: str
+    got: int  # bytes received
+    expected: int  # bytes of the file
+    code: Optional[int] = None  # the signal or the exit status
 
 
 @dataclass
@@ -42,11 +53,12 @@ class ReaderResult:
     t_first: Optional[float] = None
     t_last: Optional[float] = None
     exit_status: Optional[int] = None
-    reason: Optional[str] = None  # why it failed; None when it got the whole file
+    reason: Optional[str] = None  # why it failed, as the reader or the launch said it
+    short: Optional[ShortCopy] = None  # set by judge: the copy ran but did not get the whole file
 
     @property
     def ok(self) -> bool:
-        return self.reason is None
+        return self.reason is None and self.short is None
 
     @property
     def elapsed(self) -> Optional[float]:
@@ -68,16 +80,15 @@ class ReaderResult:
 
 
 def judge(result: ReaderResult, expected_bytes: int) -> ReaderResult:
-    """Set `reason` when the copy did not deliver the whole file (exit status, short read)."""
+    """Set `short` when the copy did not deliver the whole file (exit status, short read); a
+    failure the reader already gave a reason for is kept as it is."""
     if result.reason is not None:
         return result
     if result.exit_status not in (0, None):
-        if result.exit_status < 0:
-            result.reason = f"killed by signal {-result.exit_status} after {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
-        else:
-            result.reason = f"exited with status {result.exit_status} after {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
+        kind, code = ("signal", -result.exit_status) if result.exit_status < 0 else ("status", result.exit_status)
+        result.short = ShortCopy(kind, result.bytes, expected_bytes, code)
     elif result.bytes != expected_bytes:
-        result.reason = f"got {numbers.count(result.bytes)} of {numbers.count(expected_bytes)} bytes"
+        result.short = ShortCopy("short", result.bytes, expected_bytes)
     return result
 
 

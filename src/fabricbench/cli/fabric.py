@@ -298,7 +298,9 @@ class _nothing:
 
 
 def _report(run, report, previous, as_json) -> Dict[str, Any]:
-    result = report.to_dict()
+    from fabricbench.report.words.fabric import report_dict
+
+    result = report_dict(report)
     result["run"] = {"id": run.id, "uuid": run.uuid, "kind": run.kind, "label": run.label, "created": run.created}
     result["previous"] = {"id": previous[0].id, "taken": previous[1].taken} if previous else None
     if not as_json:
@@ -308,9 +310,10 @@ def _report(run, report, previous, as_json) -> Dict[str, Any]:
 
 def show(run, report, previous_run=None) -> None:
     from fabricbench.report.blocks import fmt_value
+    from fabricbench.report.words.fabric import evidence, port_detail, verdict
 
     colour = "bold green" if report.healthy else "bold red"
-    console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
+    console.print(f"[{colour}]{verdict(report)}[/]", highlight=False, soft_wrap=True)
     snap = report.snapshot
     how = [f"snapshot run {run.id} of {snap.taken} ({snap.source})"]
     if previous_run is not None:
@@ -324,7 +327,7 @@ def show(run, report, previous_run=None) -> None:
             table.add_column(col, no_wrap=col != "ports")
         table.add_column("evidence", overflow="fold")
         for f in report.findings:
-            table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.kind, "\n".join(f.ports) or "-", f.evidence)
+            table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.kind, "\n".join(f.ports) or "-", evidence(f))
         console.print(table)
     if report.worst_errors:
         table = Table(title=f"Worst {len(report.worst_errors)} ports by errors", title_justify="left")
@@ -333,7 +336,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("errors", justify="right")
         table.add_column("largest counters", overflow="fold")
         for r in report.worst_errors:
-            table.add_row(r.port, r.peer or "-", numbers.grouped(r.value), r.detail)
+            table.add_row(r.port, r.peer or "-", numbers.grouped(r.value), port_detail(r))
         console.print(table)
     if report.busiest:
         unit = report.utilisation_unit
@@ -345,7 +348,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("utilisation (%)" if unit == "%" else "data (bytes)", justify="right")
         table.add_column("detail", overflow="fold")
         for r in report.busiest:
-            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else numbers.grouped(r.value), r.detail)
+            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else numbers.grouped(r.value), port_detail(r))
         console.print(table)
     for note in report.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)

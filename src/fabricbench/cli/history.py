@@ -32,7 +32,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
     """
     from fabricbench.analysis.history import history as build
     from fabricbench.analysis.history import metrics_of
-    from fabricbench.analysis.matching import size_label
+    from fabricbench.numbers import exact_binary_size as size_label
     from fabricbench.report.blocks import fmt_value
     from fabricbench.suite import parse_size
 

@@ -31,12 +31,14 @@ def profile_json(store, run_id) -> Optional[Dict[str, Any]]:
     result = test_phases(store, run_id)
     if result is None:
         return None
-    return {"method": result["method"], "unnamed": result.get("unnamed"), "tests": leading_calls(result),
-            "phases": result["phases"]}
+    from fabricbench.report.words.profile import json_words
+
+    return json_words({"method": result["method"], "unnamed": result.get("unnamed"), "tests": leading_calls(result),
+                       "phases": result["phases"]})
 
 
 def _share(v: Optional[float]) -> str:
-    from fabricbench.analysis.profile import _pct
+    from fabricbench.numbers import percent_share as _pct
 
     return "-" if v is None else _pct(v)
 
@@ -44,10 +46,12 @@ def _share(v: Optional[float]) -> str:
 def _what(call: Optional[Dict[str, Any]], size: bool = True) -> str:
     """'488 KiB MPI_Sendrecv' when the call had one message size, else the call alone (the
     range is in show-profile --phases): a table cell that fits 80 columns."""
+    from fabricbench.report.words.profile import phase_sizes
+
     if call is None:
         return "-"
-    sizes = call.get("sizes") or ""
-    if not size or not sizes or " to " in sizes:
+    sizes = phase_sizes(call)
+    if not size or not sizes or call.get("size_range"):
         return call["call"]
     return f"{sizes} {call['call']}"
 
@@ -86,7 +90,14 @@ def compare_json(store, run_a, run_b) -> Optional[List[Dict[str, Any]]]:
     a, b = test_phases(store, run_a), test_phases(store, run_b)
     if a is None or b is None or a.get("unnamed") or b.get("unnamed"):
         return None
-    return compare_leads(leading_calls(a), leading_calls(b))
+    from fabricbench.report.words.profile import json_words, phase_sizes
+
+    rows = compare_leads(leading_calls(a), leading_calls(b))
+    for row in rows:
+        for side in (row["a"], row["b"]):
+            if side is not None:
+                side["sizes"] = phase_sizes(side["lead_call"]) if side["lead_call"] else None
+    return json_words(rows)
 
 
 def print_compare(store, run_a, run_b) -> None:

@@ -38,6 +38,7 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     `run` does: e.g. `profile --launcher srun --np 4 -- ./app args`.
     """
     from fabricbench.analysis.profile import summarize
+    from fabricbench.report.words import profile as words
     from fabricbench.workflows.profile import run_profiled
     from fabricbench.workflows.profile import record_profile
     from fabricbench.launch.procs import guard
@@ -65,9 +66,9 @@ def profile(state, label, tags, timeout, keep, np, hostfile, hosts, ppn, launche
     run = record_profile(store, data, argv, launcher=chosen, label=label, tags=tag_map,
                          command=" ".join(shlex.quote(c) for c in argv))
     s = summarize(data)
-    console.print(f"profile stored as run [bold]{run.id}[/]: {s['headline']}", highlight=False)
+    console.print(f"profile stored as run [bold]{run.id}[/]: {words.headline(s)}", highlight=False)
     for c in s["top_calls"][:3]:
-        console.print(f"  {c['sentence']}", highlight=False, markup=False)
+        console.print(f"  {words.call_sentence(c)}", highlight=False, markup=False)
     console.print(f"see it with: fabricbench show-profile {run.id}", highlight=False, markup=False)
     if keep and reason.startswith("profile kept at"):  # --keep named something it may not replace
         console.print(f"--keep: {reason}", highlight=False, markup=False)
@@ -99,13 +100,13 @@ def show_profile(state, run_ref, top, by, phases, as_json):
         raise UsageError(f"run {run.id} is a {run.kind} run, not a profile (see 'fabricbench runs --kind profile')")
     s = prof.summarize(data, top=top, talkers=top)
     if as_json:
-        out = {"run": run.to_dict(), "summary": s}
+        out = {"run": run.to_dict(), "summary": words.summary_dict(s)}
         if by == "callsite":
             from fabricbench.analysis.profile_sites import callsites
 
             out["callsites"] = callsites(data, top=top)
         if phases:
-            out["phases"] = _phases(store, run, data)
+            out["phases"] = words.json_words(_phases(store, run, data))
         print_json(out)
         return
     if by == "callsite" or phases:
@@ -119,7 +120,7 @@ def show_profile(state, run_ref, top, by, phases, as_json):
     if s["top_calls"]:
         console.print("\nTop MPI calls by time (summed over ranks):")
         for c in s["top_calls"]:
-            console.print(f"  - {c['sentence']}", highlight=False, markup=False)
+            console.print(f"  - {words.call_sentence(c)}", highlight=False, markup=False)
         console.print(_table(words.CALL_HEADERS, words.call_rows(s), "lrrrrrl"))
         if s["calls_total"] > len(s["top_calls"]):
             console.print(f"  ... and {s['calls_total'] - len(s['top_calls'])} more calls")

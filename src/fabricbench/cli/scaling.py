@@ -275,7 +275,9 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
         analysis = sc.analyse(series, baseline=baseline, threshold=threshold,
                               compare_by=compare_by if compare_by else "auto", reference=reference)
     except sc.ScalingAnalysisError as exc:
-        raise UsageError(str(exc)) from None
+        from fabricbench.report.words.scaling import error_text
+
+        raise UsageError(error_text(exc)) from None
 
     def emit(text: str) -> None:
         if output:
@@ -285,11 +287,13 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
 
     if fmt == "json":
         from fabricbench.report.words.models import scaling_model_json
+        from fabricbench.report.words.scaling import study_dict
 
-        data = analysis.to_dict()
+        data = study_dict(analysis)
         for out, sa in zip(data["series"], analysis.series):
             out["model"] = scaling_model_json(sa.model) if sa.model else None
-        emit(json.dumps(data, indent=2, default=str) + "\n")
+        emit(json.dumps(data, indent=2, default=str) + "
+")
         return
     if fmt == "markdown":
         emit(render_markdown(section.study_report(analysis, names, plots=False, runs=loaded_runs)))

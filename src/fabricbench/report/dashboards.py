@@ -140,7 +140,7 @@ def to_perflog(run: Any, measurements: Sequence[Any], hosts: Iterable[str] = ())
 def to_junit(result: Any, baseline: str, min_effect: float) -> str:
     """A check's verdicts as JUnit XML (one testsuite; a testcase per compared point)."""
     from fabricbench.analysis.compare import describe_point
-    from fabricbench.analysis.matching import size_label
+    from fabricbench.numbers import exact_binary_size as size_label
 
     cases = []
     failures = skipped = 0

@@ -22,7 +22,7 @@ import shutil
 import socket
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -288,4 +288,7 @@ def health_notes(store: Store, result: Any) -> List[str]:
         findings = check(snapshot, previous[1] if previous else None).findings
     except FabricbenchError as exc:
         return [f"fabric snapshot not used: {exc}"]
+    from fabricbench.report.words.fabric import evidence
+
+    findings = [replace(f, evidence=evidence(f)) for f in findings]  # the notes quote the evidence in words
     return annotate_health(result, snapshot, f"snapshot run {run.id} of {snapshot.taken}", findings)

@@ -44,6 +44,7 @@ from fabricbench.launch.nodes import Node, Nodes
 from fabricbench.launch.procs import Daemon, Job, ProcessTimeout, run_short
 from fabricbench.store import Measurement, Run
 from fabricbench.launch import transfer_peer
+from fabricbench.report.words.transfer import reader_reason
 from fabricbench.workflows.hosts import node_provenance
 from fabricbench.workflows.session import RunFailed, Session
 from fabricbench import numbers
@@ -373,7 +374,7 @@ def _points(key: Dict[str, Any], results: Sequence[ReaderResult], ceiling_bps: O
         out.append(Measurement(
             benchmark=BENCHMARK, params={**key, "reader": r.index, "node": r.node}, metric=READER_METRIC, unit="MB/s",
             value=tp / MB if tp is not None else None, n=1,
-            detail={"status": "ok" if r.ok else "failed", "reason": r.reason, "bytes": r.bytes, "t_start": r.t_start,
+            detail={"status": "ok" if r.ok else "failed", "reason": reader_reason(r), "bytes": r.bytes, "t_start": r.t_start,
                     "t_first": r.t_first, "t_last": r.t_last, "elapsed_s": r.elapsed,
                     "first_byte_s": r.first_byte_latency, "exit_status": r.exit_status},
         ))
@@ -499,7 +500,7 @@ class Study:
         self.failed += sum(1 for r in results if not r.ok)
         self.transfers += len(results)
         if self.first_failure is None:
-            self.first_failure = next((f"{r.node}: {r.reason}" for r in results if not r.ok and r.reason), None)
+            self.first_failure = next((f"{r.node}: {reader_reason(r)}" for r in results if not r.ok), None)
         for s in self.servers:
             if not s.alive():
                 raise RunFailed(f"the {s.what} on {self.server.name} exited during the study: {s.daemon.log_tail()}")

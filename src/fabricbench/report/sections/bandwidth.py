@@ -9,6 +9,7 @@ unless a fabric tag says otherwise; a figure above 100% comes with a note that e
 from __future__ import annotations
 
 from fabricbench.analysis.peaks import SHARED_MEMORY, over_peak_note, percent_of_peak, point_peak
+from fabricbench.report.words.peaks import ceiling_note
 from fabricbench.analysis.record import over_ceiling
 from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
@@ -33,7 +34,7 @@ def build(ctx):
     for r in ctx.runs:
         c = r.ceiling
         if c is not None and c.by == "pcie":
-            notes.append(Notice(f"{r.name}: {c.note}.", "warning"))
+            notes.append(Notice(f"{r.name}: {ceiling_note(c)}.", "warning"))
         elif c is None and r.peak.why_none == SHARED_MEMORY:
             notes.append(Notice(f"{r.name}: {SHARED_MEMORY} (all ranks on one host); no % of peak is given.", "note"))
         elif c is None and r.peak.why_none:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from fabricbench.analysis.fabric import FabricReport, check, describe_sm, same_fabric
+from fabricbench.analysis.fabric import FabricReport, check, same_fabric
+from fabricbench.report.words.fabric import describe_sm, evidence, verdict
 from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot, link_label
 from fabricbench.report.blocks import fmt_value, slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
@@ -63,7 +64,7 @@ def _section(ctx: Any, lr: Any, report: FabricReport, several: bool) -> Section:
     section.intro = ("The fabric as infiniband-diags saw it (ibnetdiscover, iblinkinfo, smpquery, ibqueryerrors): every "
                      "cable with the width and speed it runs at against what it should run at, the subnet manager, and "
                      "the ports' error counters. Data rates in Gb/s per direction (10^9 bits/s).")
-    section.add(Notice(report.verdict, "note" if report.healthy else "warning"))
+    section.add(Notice(verdict(report), "note" if report.healthy else "warning"))
     facts = [f"snapshot of {snap.taken} ({snap.source})", f"{len(snap.switches())} switches", f"{len(snap.cas())} HCAs",
              f"{len(snap.links())} cables"]
     sm = describe_sm(snap)
@@ -81,7 +82,7 @@ def _section(ctx: Any, lr: Any, report: FabricReport, several: bool) -> Section:
                                "degraded or errors, red: down or not active (dashed: a cable that went down); "
                                "thicker: faster"))
     if report.findings:
-        rows = [[Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, ", ".join(f.ports) or "-", f.evidence]
+        rows = [[Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, ", ".join(f.ports) or "-", evidence(f)]
                 for f in report.findings]
         section.add(Table([Column("Severity", align="left"), Column("Kind", align="left"), Column("Ports", align="left"),
                            Column("Evidence", align="left")], rows, caption="Findings"))

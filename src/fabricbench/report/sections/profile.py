@@ -16,7 +16,8 @@ from fabricbench.numbers import fixed, number, percent
 from fabricbench.report.plots import profile as profile_plots
 from fabricbench.report.model import BulletList, Column, Figure, Paragraph, Section, Table
 from fabricbench.report.plots import save_figure
-from fabricbench.report.words.profile import call_rows, phase_rows, site_note, site_rows
+from fabricbench.report.words.profile import (call_rows, call_sentence, call_size, headline, phase_rows, site_note,
+                                               site_rows)
 
 ORDER = 75
 BENCHMARKS = {"mpi_profile"}
@@ -39,14 +40,14 @@ def run_section(lr, fmt: str):
     mp, im = s["mpi_percent"], s["imbalance"]
     section.add(
         Paragraph(
-            f"{s['headline']} over {s['ranks']} ranks; per rank {percent(mp['min'])} (rank {mp['min_rank']}) to "
+            f"{headline(s)} over {s['ranks']} ranks; per rank {percent(mp['min'])} (rank {mp['min_rank']}) to "
             f"{percent(mp['max'])} (rank {mp['max_rank']}). Command: {' '.join(s['command']) or 'not recorded'}."
         ),
-        BulletList([c["sentence"] for c in s["top_calls"]]),
+        BulletList([call_sentence(c) for c in s["top_calls"]]),
         Table(
             [Column("Call", align="left"), Column("MPI time", "%"), Column("Wall time", "%"), Column("Calls"),
              Column("Time", "s"), Column("Bytes", align="right"), Column("Typical size", align="left")],
-            [r[:1] + [r[1].rstrip("%"), r[2].rstrip("%")] + r[3:6] + [c["size_label"]]
+            [r[:1] + [r[1].rstrip("%"), r[2].rstrip("%")] + r[3:6] + [call_size(c)]
              for r, c in zip(call_rows(s), s["top_calls"])],
             caption="Top MPI calls by time, summed over ranks",
         ),

@@ -18,6 +18,7 @@ from fabricbench.analysis.direction import direction_word
 from fabricbench.report.words.models import format_model
 from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
+from fabricbench.report.words.scaling import error_text, threshold_note
 from fabricbench import numbers
 
 ORDER = 70
@@ -169,7 +170,7 @@ def model_table(analysis: sc.StudyAnalysis) -> Table:
         m = sa.model
         t = sa.threshold
         axis = sa.series.axis
-        predicted = f"{t.predicted_at} {axis} ({f.number(t.predicted_scale)})" if t.predicted_at is not None else (t.note or "-")
+        predicted = f"{t.predicted_at} {axis} ({f.number(t.predicted_scale)})" if t.predicted_at is not None else (threshold_note(t, sa.series) or "-")
         rows.append(
             [
                 Cell(sa.series.name),
@@ -243,8 +244,8 @@ def model_lines(analysis: sc.StudyAnalysis) -> List[str]:
             parts.append(f"measured below {numbers.share(t.threshold)} at {num(t.measured_scale)} {s.axis}")
         if t.predicted_at is not None:
             parts.append(f"model predicts efficiency below {numbers.share(t.threshold)} from {t.predicted_at} {s.axis}")
-        elif sa.model is not None and t.note:
-            parts.append(t.note)
+        elif sa.model is not None and threshold_note(t, s):
+            parts.append(threshold_note(t, s))
         if parts:
             text += "; " + "; ".join(parts)
         out.append(text + ".")
@@ -343,6 +344,6 @@ def build(ctx):
     try:
         analysis = sc.analyse(series, baseline=baseline, threshold=threshold)
     except sc.ScalingAnalysisError as exc:
-        return Section("scaling", "Application scaling").add(Notice(str(exc), "warning"))
+        return Section("scaling", "Application scaling").add(Notice(error_text(exc), "warning"))
     scaled = [lr for lr in ctx.runs if any(m.benchmark == sc.BENCHMARK for m in lr.measurements)]
     return scaling_section(analysis, ctx.plot_format, runs=[lr.run for lr in scaled], names=[lr.name for lr in scaled])

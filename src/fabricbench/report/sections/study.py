@@ -103,13 +103,13 @@ def osu_findings_of(store, engine_runs) -> List[Finding]:
 def fabric_sentence(name: str, snap, verdict) -> str:
     """One fabric manager's view in a line: size, link widths and speeds, the subnet manager, the verdict
     (verdict: analysis.fabric's FabricReport of the snapshot, judged as `fabric check` judges it)."""
-    from fabricbench.analysis.fabric import describe_sm
+    from fabricbench.report.words.fabric import describe_sm, verdict as fabric_verdict
     from fabricbench.analysis.fabric_model import link_label
 
     labels = sorted({link_label(link.width, link.speed) for link in snap.links()})
     return (f"{name} as its manager sees it: {_count(len(snap.switches()), 'switch', 'switches')}, "
             f"{_count(len(snap.cas()), 'HCA', 'HCAs')}, {_count(len(snap.links()), 'link', 'links')} at {', '.join(labels) or '-'}; "
-            f"{describe_sm(snap) or 'no master subnet manager'}; {verdict.verdict}")
+            f"{describe_sm(snap) or 'no master subnet manager'}; {fabric_verdict(verdict)}")
 
 
 def _study_fabric(run) -> str:

@@ -29,17 +29,24 @@ TEST_WHAT = {"PTRANS": "PTRANS", "RandomAccess": "MPI RandomAccess", "FFT": "MPI
 
 
 def _share(x: Optional[float]) -> str:
-    from fabricbench.analysis.profile import _pct
+    from fabricbench.numbers import percent_share as _pct
 
     return "-" if x is None else _pct(x)
 
 
+def _sizes(f: Dict[str, Any]) -> str:
+    """The leading call's sizes in a row of analysis.study_hpcc: '458 KiB', '8 B to 2 MiB' ('' unknown)."""
+    from fabricbench.report.words.profile import phase_sizes
+
+    return phase_sizes(f) if f.get("mean_size") is not None else ""
+
+
 def _sized(f: Dict[str, Any]) -> str:
     """'458 KiB MPI_Sendrecv' for one size, 'MPI_Sendrecv of 8 B to 2 MiB' for a range."""
-    sizes = f.get("sizes") or ""
+    sizes = _sizes(f)
     if not sizes:
         return f["lead"]
-    return f"{f['lead']} of {sizes}" if " to " in sizes else f"{sizes} {f['lead']}"
+    return f"{f['lead']} of {sizes}" if f.get("size_range") else f"{sizes} {f['lead']}"
 
 
 def verdict_words(v: Dict[str, Any]) -> str:
@@ -185,7 +192,7 @@ def profile_section(data: Dict[str, Any], plot_format: str) -> Section:
             verdict = {"holds": f"holds in {f['agree']} of {f['runs']} runs",
                        "varies": f"varies: {f['agree']} of {f['runs']} runs lead with it",
                        CANNOT_JUDGE: "cannot judge: one run"}[f["verdict"]]
-            table_rows.append([row["test"], name, f["lead"] or "-", f["sizes"] or "-", spread(f["percent_of_mpi"]),
+            table_rows.append([row["test"], name, f["lead"] or "-", _sizes(f) or "-", spread(f["percent_of_mpi"]),
                                spread(f["percent_of_wall"]), spread(f["percent_in_mpi"]), f["most"] or "-",
                                Cell(verdict, "muted" if f["verdict"] == CANNOT_JUDGE else "")])
             if f["lead"]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Sequence
 
+from fabricbench.analysis.profile import MOSTLY
 from fabricbench.analysis.profile_cpu import sharing_sentence
 from fabricbench.analysis.profile_phases import RANKING, SYNC_BYTES
 from fabricbench.numbers import binary_size as format_bytes
@@ -16,6 +17,31 @@ from fabricbench.numbers import sentence_size as size_label
 
 
 # ---- the summary (analysis.profile.summarize) --------------------------------------------------
+
+def headline(s: Dict[str, Any]) -> str:
+    """'About 5.0% of overall runtime spent in MPI'."""
+    return f"About {_pct(s['mpi_percent']['overall'])} of overall runtime spent in MPI"
+
+
+def call_size(c: Dict[str, Any]) -> str:
+    """A top call's typical size: the mean size of its dominant size bin ('16 KiB', '0-byte')."""
+    return size_label(c["dominant_size"])
+
+
+def call_sentence(c: Dict[str, Any]) -> str:
+    """'MPI_Alltoall 74% of MPI time (3.7% of wall time), mostly 16 KiB' (or 'sizes vary, most
+    time at 8 B (40%)' when no size holds MOSTLY of the call's time)."""
+    label, share = call_size(c), c["dominant_share"]
+    sizes = f"mostly {label}" if share >= MOSTLY else f"sizes vary, most time at {label} ({fixed(share * 100, 0)}%)"
+    return f"{c['call']} {_pct(c['percent_mpi'])} of MPI time ({_pct(c['percent_wall'])} of wall time), {sizes}"
+
+
+def summary_dict(s: Dict[str, Any]) -> Dict[str, Any]:
+    """The summary with its words, as `show-profile --json` gives it: 'headline', and each top
+    call's 'size_label' and 'sentence'."""
+    calls = [{**c, "size_label": call_size(c), "sentence": call_sentence(c)} for c in s["top_calls"]]
+    return {**s, "headline": headline(s), "top_calls": calls}
+
 
 def head_lines(s: Dict[str, Any]) -> List[str]:
     """Who ran, where, for how long, and the share of time in MPI."""
@@ -32,7 +58,7 @@ def head_lines(s: Dict[str, Any]) -> List[str]:
     lines.append(f"Wall time (MPI_Init to MPI_Finalize): {number(app['mean'])} s mean, "
                  f"{number(app['min'])} to {number(app['max'])} s")
     lines.append(
-        f"{s['headline']} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
+        f"{headline(s)} (per rank: mean {_pct(mp['mean'])}, min {_pct(mp['min'])} on rank {mp['min_rank']}, "
         f"max {_pct(mp['max'])} on rank {mp['max_rank']})"
     )
     c = s.get("cpu_sharing")
@@ -50,7 +76,7 @@ TALKER_HEADERS = ("from rank", "to rank", "bytes", "messages", "by layer")
 def call_rows(s: Dict[str, Any]) -> List[List[str]]:
     """The top calls as table rows (CALL_HEADERS)."""
     return [[c["call"], percent(c["percent_mpi"]), percent(c["percent_wall"], decimals=2), count(c["count"]),
-             number(c["time"]), format_bytes(c["bytes"]), f"{c['size_label']} ({fixed(c['dominant_share'] * 100, 0)}% of its time)"]
+             number(c["time"]), format_bytes(c["bytes"]), f"{call_size(c)} ({fixed(c['dominant_share'] * 100, 0)}% of its time)"]
             for c in s["top_calls"]]
 
 
@@ -84,7 +110,7 @@ def format_summary(summary: Dict[str, Any]) -> str:
     lines = head_lines(s) + [""]
     if s["top_calls"]:
         lines.append("Top MPI calls by time (summed over ranks):")
-        lines += [f"  - {c['sentence']}" for c in s["top_calls"]]
+        lines += [f"  - {call_sentence(c)}" for c in s["top_calls"]]
         lines.append("")
         lines += _text_table(CALL_HEADERS, call_rows(s), (False, True, True, True, True, True, False))
         if s["calls_total"] > len(s["top_calls"]):
@@ -129,6 +155,45 @@ def site_note(summary: Dict[str, Any]) -> str:
 
 # ---- phases (analysis.profile_phases.phases) ----------------------------------------------------
 
+def phase_sizes(c: Dict[str, Any]) -> str:
+    """A phase call's sizes: '16 KiB' for one size bin, '0 to 64 KiB' for the range of the bins
+    seen, '' for a call begun before the phase. Also for a row of analysis.study_hpcc (its
+    lead's size_range and mean_size)."""
+    if c.get("begun_earlier"):
+        return ""
+    span = c.get("size_range")
+    if span:
+        lo, hi = span
+        return f"{size_label(lo) if lo else '0'} to {format_bytes(hi)}"
+    return size_label(c["mean_size"]) if c.get("mean_size") is not None else ""
+
+
+def phase_call_sentence(c: Dict[str, Any]) -> str:
+    """'74% of MPI time (3.7% of wall time) in 16 KiB MPI_Alltoall', 'MPI_Send of 0 to 64 KiB',
+    'waits: ... in MPI_Wait begun earlier'."""
+    sizes = phase_sizes(c)
+    if c.get("begun_earlier"):
+        what = f"{c['call']} begun earlier"
+    else:
+        what = f"{c['call']} of {sizes}" if c.get("size_range") else f"{sizes} {c['call']}"
+    sentence = f"{_pct(c['percent_mpi'])} of MPI time ({_pct(c['percent_wall'])} of wall time) in {what}"
+    return sentence if c["moves_data"] else f"waits: {sentence}"
+
+
+def json_words(data: Any) -> Any:
+    """A copy of phases() (or of what is made of it: hpcc_sections' leading calls) in which every
+    phase call has its words, 'sizes' and 'sentence', as the JSON of show-profile --phases,
+    hpcc --profile and compare give them."""
+    if isinstance(data, list):
+        return [json_words(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {k: json_words(v) for k, v in data.items()}
+    if "moves_data" in data and "begun_earlier" in data:  # a phase call (analysis.profile_phases)
+        out.update(sizes=phase_sizes(data), sentence=phase_call_sentence(data))
+    return out
+
+
 def _clock(t: float, step: float) -> str:
     """A phase boundary to the window's precision (a phase of a few ms shows its length)."""
     return fixed(t, max(2, min(6, math.ceil(-math.log10(step))))) if step > 0 else number(t)
@@ -157,14 +222,14 @@ def phase_lines(result: Dict[str, Any]) -> List[str]:
                      f"{_pct(ph['percent_mpi'])} of its runtime in MPI")
         if not ph["top_calls"]:
             lines.append("  - no MPI calls")
-        lines += [f"  - {c['sentence']}" for c in ph["top_calls"]]
+        lines += [f"  - {phase_call_sentence(c)}" for c in ph["top_calls"]]
     return lines
 
 
 def phase_rows(result: Dict[str, Any]) -> List[List[str]]:
     """One row per phase: number, start, end, % in MPI, top calls (for report tables)."""
     return [[str(ph["phase"]), number(ph["start"]), number(ph["end"]), _pct(ph["percent_mpi"]),
-             "; ".join(c["sentence"] for c in ph["top_calls"]) or "no MPI calls"]
+             "; ".join(phase_call_sentence(c) for c in ph["top_calls"]) or "no MPI calls"]
             for ph in result["phases"]]
 
 
