@@ -5,7 +5,7 @@ shows that needs the database or a fit comes in a ``Given``, made by the caller 
 renders (``fabricbench.cli.report.given_for``): the fitted models, the stored replicates each
 comparison takes its noise from, the artifacts the sections draw and the earlier fabric snapshots.
 ``ReportContext`` is what a section's ``build(ctx)`` receives: ``ctx.runs``, ``ctx.options``,
-``ctx.models``, ``ctx.given``, ``ctx.artifact(run, name)``, ``ctx.series(...)`` (curves across runs)
+``ctx.models``, ``ctx.given``, ``ctx.artifact_of(run, name)``, ``ctx.series(...)`` (curves across runs)
 and ``ctx.plot_format``. It adds what analysis makes of each run (its series, fabric and bandwidth
 ceiling) once, before any section renders; nothing here reads the database or fits a model.
 """
@@ -98,7 +98,7 @@ class ReportContext:
     def metrics(self, benchmark: str) -> List[str]:
         return list(dict.fromkeys(s.metric for s in self.series(benchmark)))
 
-    def artifact(self, run: RunData, name: str) -> Any:
+    def artifact_of(self, run: RunData, name: str) -> Any:
         """The run's artifact `name` as the caller loaded it (``Given.artifacts``), or None."""
         return self.given.artifacts.get((run.run.id, name))
 

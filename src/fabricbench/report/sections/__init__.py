@@ -21,7 +21,7 @@ notice naming it: one broken section never loses a report. A module may instead 
 several sections.
 
 What ``ctx`` offers: ``ctx.runs`` (``store.RunData``: ``.run``, ``.name``, ``.index``,
-``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``), ``ctx.artifact(run, name)``,
+``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``), ``ctx.artifact_of(run, name)``,
 ``ctx.series(benchmark, metric)``, ``ctx.benchmarks()``, ``ctx.baseline``, ``ctx.models``
 (fitted before rendering), ``ctx.given`` (what the caller loaded and fitted: ``context.Given``),
 ``ctx.options`` and ``ctx.plot_format``. A section renders what it is given: it never queries

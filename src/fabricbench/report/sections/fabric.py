@@ -32,7 +32,7 @@ def snapshot_of(data: Any, measurements: Any) -> Optional[Snapshot]:
 
 
 def _snapshot(ctx: Any, loaded: Any) -> Optional[Snapshot]:
-    return snapshot_of(ctx.artifact(loaded, "fabric"), loaded.measurements)
+    return snapshot_of(ctx.artifact_of(loaded, "fabric"), loaded.measurements)
 
 
 def build_all(ctx: Any) -> List[Section]:

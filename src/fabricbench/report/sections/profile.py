@@ -94,4 +94,4 @@ def _add_sites_and_phases(section: Section, data) -> None:
 
 
 def build_all(ctx):
-    return [run_section(lr, ctx.plot_format, ctx.artifact(lr, "profile")) for lr in ctx.runs if lr.run.kind == "profile"]
+    return [run_section(lr, ctx.plot_format, ctx.artifact_of(lr, "profile")) for lr in ctx.runs if lr.run.kind == "profile"]
