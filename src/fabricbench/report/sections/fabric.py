@@ -11,7 +11,7 @@ from typing import Any, List, Optional
 
 from fabricbench.analysis.fabric import FabricReport, check, describe_sm, same_fabric
 from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot, link_label
-from fabricbench.report.blocks import fmt_value, slugify
+from fabricbench.report.blocks import slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots.fabric import topology
 from fabricbench import numbers
@@ -102,7 +102,7 @@ def _link_table(report: FabricReport) -> Table:
         state = a.state if a.state == b.state else f"{a.state} / {b.state}"
         errors = sum(p.counters.get(n, 0) for p in (a, b) for n in ERROR_COUNTERS if n != "PortXmitWait")
         style = _STYLE.get(finding.severity, "") if finding else ""
-        rows.append([names[0], names[1], Cell(link_label(link.width, link.speed), style), fmt_value(link.gbps),
+        rows.append([names[0], names[1], Cell(link_label(link.width, link.speed), style), numbers.number(link.gbps),
                      state or "-", numbers.count(errors) if snap.counters_read else "-",
                      Cell(finding.kind, style) if finding else ""])
     return Table([Column("Port", align="left"), Column("Cable to", align="left"), Column("Width and speed", align="left"),
