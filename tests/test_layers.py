@@ -178,9 +178,9 @@ def test_report_imports_nothing_from_workflows_or_store_beyond_the_loaded_run():
 
 
 def test_report_sections_never_fit():
-    """Sections get fitted models (ctx.models, fitted by the builder before any section renders)."""
+    """report/ imports no fit_* of models/: the caller fits (cli.report.given_for) and hands the models in."""
     found = [f"{p.relative_to(SRC)}:{line} imports {', '.join(names)}"
-             for p in _modules("report/sections", "report/plots", "report/context.py", "report/blocks.py")
+             for p in _modules("report")
              for line, module, names in _ast_imports(p)
              if module.startswith("fabricbench.models") and any(n.startswith("fit_") for n in names)]
     assert not found, "; ".join(found)
