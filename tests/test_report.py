@@ -132,6 +132,25 @@ def test_every_benchmark_has_its_section(demo):
     assert not [s for s in demo.report.sections if s.id.startswith("error-")]
 
 
+def test_the_report_renders_what_it_is_given_and_never_queries(demo):
+    """Loaded and fitted first (given_for), the report renders with every run's store handle gone:
+    a query while rendering would fail its section; the same sections come out."""
+    from fabricbench.cli.report import given_for
+    from fabricbench.report import build_report
+
+    class NoQueries:
+        def __getattr__(self, name):
+            raise AssertionError(f"the report queried the store while rendering: {name}")
+
+    runs = demo.store.load_runs([demo.edr.id, demo.fdr.id, demo.imported.id])
+    given = given_for(runs)
+    for r in runs:
+        r.store = NoQueries()
+    report = build_report(runs, given)
+    assert not [s.id for s in report.sections if s.id.startswith("error-")]
+    assert [s.id for s in report.sections] == [s.id for s in demo.report.sections]
+
+
 def test_html_is_self_contained(demo):
     html = demo.html
     assert "<script" not in html.replace("&lt;script", "")
