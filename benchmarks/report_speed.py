@@ -73,7 +73,8 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", help="write the report into this directory")
     args = ap.parse_args(argv)
     t_import = time.perf_counter()
-    from fabricbench.report import ReportOptions, build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import ReportOptions, write_report
     from fabricbench.report.sections import discover
 
     discover()  # imports matplotlib and every section module (CLI start-up cost, reported apart)
@@ -94,7 +95,7 @@ def main(argv=None) -> int:
         setup = time.perf_counter() - t0
         out = Path(args.keep or tmp) / "report.html"
         c1, t1 = time.process_time(), time.perf_counter()
-        report = build_report(store, ids, ReportOptions(plot_format=args.format))
+        report = report_of(store, ids, ReportOptions(plot_format=args.format))
         t2 = time.perf_counter()
         write_report(report, out)
         c3, t3 = time.process_time(), time.perf_counter()

@@ -122,13 +122,14 @@ def save_runs(store, doc: Dict[str, Any], source: Optional[str] = None) -> List[
 def run_example(db: str, out_dir: Path, data: Path = DATA) -> Dict[str, Any]:
     """Load the seed's numbers, compare and report; returns the comparison and the files written."""
     from fabricbench.analysis.compare import compare
-    from fabricbench.report import ReportOptions, build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import ReportOptions, write_report
 
     store = fabricbench.open_db(db)
     b2b, switch = save_runs(store, read_results(data))
     comparison = compare(store.load(b2b.id), store.load(switch.id), benchmark="latency")
     options = ReportOptions(title="Seed 000, Figure 10: OSU latency, Omni-Path back-to-back vs switch")
-    report = build_report(store, [b2b.id, switch.id], options)
+    report = report_of(store, [b2b.id, switch.id], options)
     out_dir.mkdir(parents=True, exist_ok=True)
     html = write_report(report, out_dir / "seed000_switch_latency.html")
     md = write_report(report, out_dir / "seed000_switch_latency.md", fmt="markdown")

@@ -248,10 +248,11 @@ def test_harness_sees_errors_and_dialogs(browser, tmp_path):
 
 
 def test_report_in_a_real_browser(browser, tmp_path):
-    from fabricbench.report import build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
 
     store, edr, fdr, imported = make_demo_store(tmp_path / "demo.db")
-    report = build_report(store, [edr.id, fdr.id, imported.id])
+    report = report_of(store, [edr.id, fdr.id, imported.id])
     path = write_report(report, tmp_path / "report.html")
     browser.open(path.as_uri())
 

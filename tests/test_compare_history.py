@@ -96,11 +96,12 @@ def report_comparison(fb, db_path, out, a, b, data):
     verdict at every point (the report's comparisons, read back through its own loader), the same counts,
     noise and points called different in the written text. Returns the section's text."""
     from fabricbench.analysis.matching import size_label
+    from fabricbench.cli.report import given_for
     from fabricbench.report.context import ReportContext
 
     store = fabricbench.open_db(str(db_path))
     runs = store.load_runs([a, b])
-    comp = ReportContext(runs).comparison(runs[1])
+    comp = ReportContext(runs, given=given_for(runs)).comparison(runs[1])
     store.close()
     assert [(s.definition, p.size, p.verdict) for s in comp.series for p in s.points] == \
         [(s["definition"], p["size"], p["verdict"]) for s in data["series"] for p in s["points"]]

@@ -38,10 +38,10 @@ def make_runs(path):
 
 
 def test_report_comparison_rigour_and_peaks(tmp_path):
-    from fabricbench.report import build_report
+    from fabricbench.cli.report import report_of
 
     store, ids = make_runs(tmp_path / "r.db")
-    report = build_report(store, ids)
+    report = report_of(store, ids)
     by_id = {s.id: s for s in report.sections}
     assert not [s for s in report.sections if s.id.startswith("error-")]
     comp = by_id["comparison"]

@@ -176,9 +176,9 @@ def test_report_imports_nothing_from_workflows_or_store_beyond_the_loaded_run():
 
 
 def test_report_sections_never_fit():
-    """Sections get fitted models (ctx.models, fitted by the builder before any section renders)."""
+    """report/ imports no fit_* of models/: the caller fits (cli.report.given_for) and hands the models in."""
     found = [f"{p.relative_to(SRC)}:{line} imports {', '.join(names)}"
-             for p in _modules("report/sections", "report/plots", "report/context.py", "report/blocks.py")
+             for p in _modules("report")
              for line, module, names in _ast_imports(p)
              if module.startswith("fabricbench.models") and any(n.startswith("fit_") for n in names)]
     assert not found, "; ".join(found)
@@ -227,3 +227,84 @@ def test_launch_turns_a_timeout_into_the_projects_own_error():
     with pytest.raises(ProcessTimeout) as caught:
         run_short(["sleep", "5"], timeout=0.1)
     assert isinstance(caught.value, PROCESS_ERRORS) and caught.value.timeout == 0.1
+
+
+# -- the report renders what it is given -----------------------------------------------------------
+
+def _module_name(path: Path) -> str:
+    return ".".join(("fabricbench",) + path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _called(node, module: str, bound: dict) -> set:
+    """(module, function) of what `node` calls: f(...) (imported or of `module`) and m.f(...) (m a module)."""
+    out = set()
+    for c in ast.walk(node):
+        if not isinstance(c, ast.Call):
+            continue
+        if isinstance(c.func, ast.Name):
+            out.add(bound.get(c.func.id, (module, c.func.id)))
+        elif isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name):
+            target = bound.get(c.func.value.id)
+            if target and target[1] is None:
+                out.add((target[0], c.func.attr))
+    return out
+
+
+def _fitters() -> set:
+    """(module, function) of every top-level function of models/ and analysis/ that fits: named
+    fit_*, or calling such a function (to a fixed point)."""
+    calls = {}
+    for p in _modules("models", "analysis"):
+        module, bound = _module_name(p), _bound_names(p)
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                calls[(module, node.name)] = _called(node, module, bound)
+    fits = {k for k in calls if k[1].startswith("fit_")}
+    while True:
+        more = {k for k, called in calls.items() if k not in fits and called & fits}
+        if not more:
+            return fits
+        fits |= more
+
+
+def _bound_names(path: Path) -> dict:
+    """name in `path` -> what it was imported as: (module, name) for 'from M import name [as x]',
+    (module, None) for a module ('import M as x', 'from P import module as x')."""
+    out = {}
+    for _, module, names in _ast_imports(path):
+        if not names:
+            out[module.split(".")[-1]] = (module, None)
+        for name in names:
+            out[name] = (module, name)
+            if (SRC.parent / (module + "." + name).replace(".", "/")).with_suffix(".py").exists():
+                out[name] = (f"{module}.{name}", None)
+    return out
+
+
+def test_the_fitters_are_found():
+    fits = _fitters()
+    assert ("fabricbench.models.fabric", "fit_runs") in fits and ("fabricbench.analysis.scaling", "analyse") in fits
+    assert ("fabricbench.models.fabric", "fitted_points") not in fits  # the points, not a fit
+
+
+def test_report_never_queries_the_store_or_fits():
+    """report/ calls no store query (Store's methods, a loaded run's artifact/replicates/earlier),
+    reads no run's store handle and calls no function of models/ or analysis/ that fits: the
+    caller loads and fits (cli.report.given_for) and hands both over."""
+    from fabricbench.store.db import Store
+
+    queries = {n for n in dir(Store) if not n.startswith("_") and callable(getattr(Store, n))} - {"close"}
+    queries |= {"artifact", "replicates", "earlier"}
+    fits = _fitters()
+    found = []
+    for p in _modules("report"):
+        module, bound = _module_name(p), _bound_names(p)
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            where = f"{p.relative_to(SRC)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr == "store":
+                found.append(f"{where} reads .store")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in queries:
+                found.append(f"{where} calls .{node.func.attr}() (a store query)")
+            if isinstance(node, ast.Call):
+                found += [f"{where} calls {'.'.join(f)} (fits)" for f in _called(node, module, bound) & fits]
+    assert not found, "report/ renders what it is given: " + "; ".join(found)

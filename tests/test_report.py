@@ -113,9 +113,10 @@ def make_demo_store(path: Path):
 def demo(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")
     store, edr, fdr, imported = make_demo_store(d / "demo.db")
-    from fabricbench.report import build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
 
-    report = build_report(store, [edr.id, fdr.id, imported.id])
+    report = report_of(store, [edr.id, fdr.id, imported.id])
     html_path = write_report(report, d / "report.html")
     return types.SimpleNamespace(dir=d, store=store, edr=edr, fdr=fdr, imported=imported, report=report,
                                  html=html_path.read_text(encoding="utf-8"))
@@ -129,6 +130,25 @@ def test_every_benchmark_has_its_section(demo):
     assert {"latency-latency", "bw-bandwidth", "bibw-bibandwidth", "mbw_mr-message_rate", "allreduce-latency",
             "barrier-latency", "other-putlat-latency"} <= subs
     assert not [s for s in demo.report.sections if s.id.startswith("error-")]
+
+
+def test_the_report_renders_what_it_is_given_and_never_queries(demo):
+    """Loaded and fitted first (given_for), the report renders with every run's store handle gone:
+    a query while rendering would fail its section; the same sections come out."""
+    from fabricbench.cli.report import given_for
+    from fabricbench.report import build_report
+
+    class NoQueries:
+        def __getattr__(self, name):
+            raise AssertionError(f"the report queried the store while rendering: {name}")
+
+    runs = demo.store.load_runs([demo.edr.id, demo.fdr.id, demo.imported.id])
+    given = given_for(runs)
+    for r in runs:
+        r.store = NoQueries()
+    report = build_report(runs, given)
+    assert not [s.id for s in report.sections if s.id.startswith("error-")]
+    assert [s.id for s in report.sections] == [s.id for s in demo.report.sections]
 
 
 def test_html_is_self_contained(demo):
@@ -177,12 +197,12 @@ def test_bandwidth_peak_and_pcie_ceiling(demo):
 
 
 def test_pcie_ceiling_is_reported_when_lower(tmp_path):
-    from fabricbench.report import build_report
+    from fabricbench.cli.report import report_of
 
     store = fabricbench.open_db(str(tmp_path / "p.db"))
     run = store.save_run([_m("bw", "bandwidth", "MB/s", 1 << 20, 7000.0)], label="narrow slot", tags={"fabric": "edr"},
                          provenance={"nodes": 2}, hosts=[_host("a", pcie_width="x8"), _host("b", pcie_width="x8")])
-    report = build_report(store, [run.id])
+    report = report_of(store, [run.id])
     bw = next(s for s in report.sections if s.id == "bandwidth")
     notes = " ".join(b.text for b in bw.blocks if b.kind == "notice")
     assert "PCIe Gen3 x8 (7,877 MB/s)" in notes and "is the ceiling, not InfiniBand EDR 4x" in notes
@@ -270,12 +290,13 @@ def test_cli_report_html_markdown_png(demo, tmp_path):
 
 
 def test_report_of_an_imported_run_without_provenance(tmp_path):
-    from fabricbench.report import build_report, render_html
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import render_html
 
     store = fabricbench.open_db(str(tmp_path / "i.db"))
     run = store.save_run([_m("latency", "latency", "us", s, 1.0 + s / 1000) for s in SIZES], status="interrupted",
                          message="stopped by Ctrl-C")
-    report = build_report(store, [run.id])
+    report = report_of(store, [run.id])
     html = render_html(report)
     assert "Little or no provenance recorded" in html
     assert "is interrupted: stopped by Ctrl-C; its results are partial." in html
@@ -284,7 +305,8 @@ def test_report_of_an_imported_run_without_provenance(tmp_path):
 
 
 def test_a_new_section_module_is_picked_up_and_a_failing_one_becomes_a_notice(demo, monkeypatch):
-    from fabricbench.report import build_report_from, sections
+    from fabricbench.cli.report import given_for
+    from fabricbench.report import build_report, sections
     from fabricbench.report.model import Paragraph, Section
 
     good = types.ModuleType("fabricbench.report.sections.zz_test_extra")
@@ -300,7 +322,7 @@ def test_a_new_section_module_is_picked_up_and_a_failing_one_becomes_a_notice(de
     mods = sections.discover() + [sections.SectionModule("zz_test_extra", 5, set(), good),
                                   sections.SectionModule("zz_test_broken", 6, set(), bad)]
     monkeypatch.setattr(sections, "_CACHE", sorted(mods, key=lambda m: (m.order, m.name)))
-    report = build_report_from(demo.report.runs)
+    report = build_report(demo.report.runs, given_for(demo.report.runs))
     assert report.sections[0].id == "extra" and report.sections[0].blocks[0].text == "3 runs"
     broken = next(s for s in report.sections if s.id == "error-zz_test_broken")
     assert "kaput" in broken.blocks[0].text

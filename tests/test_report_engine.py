@@ -70,10 +70,11 @@ def engine_runs(tmp_path_factory):
 
 
 def test_report_from_engine_runs(engine_runs):
-    from fabricbench.report import build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
 
     store, first, second, d = engine_runs
-    report = build_report(store, [first.id, second.id])
+    report = report_of(store, [first.id, second.id])
     ids = {s.id for s in report.sections}
     assert {"runs", "configuration", "latency", "bandwidth", "collectives", "hpcc-network"} <= ids
     assert not [s for s in report.sections if s.id.startswith("error-")]

@@ -70,9 +70,9 @@ def demo(tmp_path_factory):
 
 
 def figures_of(store, ids):
-    from fabricbench.report import build_report
+    from fabricbench.cli.report import report_of
 
-    return {f.slug: f for f in build_report(store, ids).figures()}
+    return {f.slug: f for f in report_of(store, ids).figures()}
 
 
 def test_a_comparison_plot_when_two_runs_share_a_benchmark(demo):
@@ -119,14 +119,14 @@ def test_percentile_bands_from_the_sketch_else_min_to_p99():
 
 
 def test_latency_plot_draws_the_spread(demo):
-    from fabricbench.report import build_report
+    from fabricbench.cli.report import report_of
 
-    fig = next(f for f in build_report(demo.store, [demo.edr.id]).figures() if f.slug == "latency-latency")
+    fig = next(f for f in report_of(demo.store, [demo.edr.id]).figures() if f.slug == "latency-latency")
     assert "1st to 99th percentile" in fig.caption
 
 
 def test_hpcc_latency_thousands_of_times_worse_reads_as_a_factor(tmp_path):
-    from fabricbench.report import build_report
+    from fabricbench.cli.report import report_of
 
     store = fabricbench.open_db(str(tmp_path / "h.db"))
     def hpcc(lat):
@@ -134,7 +134,7 @@ def test_hpcc_latency_thousands_of_times_worse_reads_as_a_factor(tmp_path):
                 Measurement("hpcc", {"test": "PTRANS_GBs", "ranks": 4}, "bandwidth", "MB/s", value=1000.0)]
     a = store.save_run(hpcc(0.3), label="shm")
     b = store.save_run(hpcc(0.3 * (1 + 18855.293)), label="lab")
-    sec = next(s for s in build_report(store, [a.id, b.id]).sections if s.id == "hpcc-summary")
+    sec = next(s for s in report_of(store, [a.id, b.id]).sections if s.id == "hpcc-summary")
     table = next(x for x in sec.blocks if x.kind == "table")
     row = next(r for r in table.cells() if r[2].text == "RandomlyOrderedRingLatency_usec")
     assert row[-1].text == "18,856x worse" and row[-1].style == "worse"

@@ -20,7 +20,8 @@ def reports(tmp_path_factory):
     from fabricbench.importers import import_file, store_parsed
     from fabricbench.importers.fbprofile import store_profile
     from fabricbench.importers.scaling_csv import import_scaling_csv
-    from fabricbench.report import build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
 
     d = tmp_path_factory.mktemp("plot-kinds")
     store, edr, fdr, imported = make_demo_store(d / "demo.db")
@@ -29,7 +30,7 @@ def reports(tmp_path_factory):
     scaling = import_scaling_csv(store, str(DATA / "scaling" / "seed004_lsdyna.csv"))
     kinds = {"comparison": [edr.id, fdr.id, imported.id], "profile": [profile.id], "health": [health.id],
              "scaling": [r.id for r in scaling]}
-    return {k: write_report(build_report(store, ids), d / f"{k}.html") for k, ids in kinds.items()}
+    return {k: write_report(report_of(store, ids), d / f"{k}.html") for k, ids in kinds.items()}
 
 
 EXPECTED = {

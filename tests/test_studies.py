@@ -110,7 +110,7 @@ def test_osu_fabric_on_two_lab_fabrics(cli, db_path, tmp_path):
     from fabricbench.report.sections.study import osu_findings_of
 
     engine = {r.label.split(" on ")[1]: r.id for r in runs if r.kind == "benchmark"}
-    bandwidth = [x for x in osu_findings_of(db, engine) if x.kind == "bandwidth"]
+    bandwidth = [x for x in osu_findings_of({k: db.load(i) for k, i in engine.items()}) if x.kind == "bandwidth"]
     assert bandwidth and bandwidth[0].b < bandwidth[0].a  # 100mbit carries less than 1gbit
     assert bandwidth[0].b < 12.5 * 1.05  # and never more than its link (12.5 MB/s)
 
@@ -142,7 +142,7 @@ def test_scaling_claims_sweeps_the_eager_limit(cli, db_path, tmp_path):
     assert [r.tags["btl_tcp_eager_limit"] for r in runs] == ["4096", "65536"]
     assert all("--mca btl_tcp_eager_limit" in " ".join(r.provenance["launch"]) for r in runs)
 
-    from fabricbench.report.sections.study import claims_analysis
+    from fabricbench.cli.studies import claims_analysis
 
     _, _, analysis = claims_analysis(db, [r.id for r in runs], "btl_tcp_eager_limit", "4096")
     for sa in analysis.series:

@@ -104,7 +104,8 @@ def test_merged_launches_get_the_precision_of_all_their_samples():
 
 def test_the_report_marks_points_short_of_their_precision(tmp_path):
     import fabricbench
-    from fabricbench.report import build_report, render_html
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import render_html
 
     def m(size, met):
         return Measurement("latency", {"ranks": 2, "size": size}, "latency", "us", value=2.0, n=100, iterations=100,
@@ -114,7 +115,7 @@ def test_the_report_marks_points_short_of_their_precision(tmp_path):
 
     store = fabricbench.open_db(str(tmp_path / "p.db"))
     run = store.save_run([m(8, True), m(16, False)], status="complete")
-    html = render_html(build_report(store, [run.id]))
+    html = render_html(report_of(store, [run.id]))
     assert "* marks a point whose median" in html and "wider than its --precision target" in html
     assert '<td class="r">2.00 *</td>' in html and '<td class="r">2.00</td>' in html  # 16 B marked, 8 B not
 

@@ -265,7 +265,8 @@ def test_peer_times_a_copy_command_and_reports_a_killed_one(tmp_path):
 
 def test_report_section_and_terminal_tables_keep_every_number(tmp_path):
     from fabricbench.cli.transfer import show
-    from fabricbench.report import build_report, write_report
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
     from fabricbench.report.sections.transfer import findings
 
     points = []
@@ -275,7 +276,7 @@ def test_report_section_and_terminal_tables_keep_every_number(tmp_path):
             points += _round("xrootd", "cold", n, rep, 104.25e6 / n, fail=0 if (n, rep) == (4, 1) else None)
             points += _round("tcp", "none", n, rep, 118.123e6 / n)
     store, run = _stored(tmp_path, points)
-    report = build_report(store, [run.id])
+    report = report_of(store, [run.id])
     (section,) = [s for s in report.sections if s.id == f"transfer-{run.id}"]
     assert len(section.figures()) == 2 and all(f.data.startswith(b"<?xml") for f in section.figures())
     out = write_report(report, tmp_path / "r.html")

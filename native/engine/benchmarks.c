@@ -2,6 +2,7 @@
  * its family, metrics, default sizes, rank needs and the options it takes. main.c runs
  * from it, --help prints it, and `fabricbench-mpi list` exports it (JSON Lines, one line
  * per benchmark) for the Python side, which builds its own table from that output. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,21 +28,26 @@
  * passes --iterations and --time-budget to every step. */
 static const fb_bench benchmarks[] = {
     {.name = "latency", .family = "pt2pt", .run = fb_run_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "Point-to-point latency (ping-pong, one-way)",
      .summary = "blocking ping-pong between ranks 0 and 1, one-way = round trip / 2",
      .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED},
     {.name = "bw", .family = "pt2pt", .run = fb_run_bw, .min_ranks = 2, .even_ranks = 1, .metrics = {"bandwidth"},
+     .title = "Unidirectional bandwidth",
      .summary = "rank 0 to 1: a window of non-blocking sends, acknowledged by the receiver",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW | FB_OPT_WINDOW_BYTES},
     {.name = "bibw", .family = "pt2pt", .run = fb_run_bibw, .min_ranks = 2, .even_ranks = 1,
      .metrics = {"bibandwidth"},
+     .title = "Bidirectional bandwidth",
      .summary = "ranks 0 and 1: windows of non-blocking sends in both directions at once",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | FB_OPT_WINDOW | FB_OPT_WINDOW_BYTES},
     {.name = "mbw_mr", .family = "pt2pt", .run = fb_run_mbw_mr, .min_ranks = 2, .even_ranks = 1,
      .metrics = {"bandwidth", "message_rate"},
+     .title = "Multi-pair bandwidth and message rate",
      .summary = "multi-pair bandwidth and message rate, rank i sends to rank i + np/2",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 2, .pairing = FB_PAIRS_HALVES,
      .takes = SIZED | FB_OPT_WINDOW | FB_OPT_WINDOW_BYTES | FB_OPT_PAIRS},
     {.name = "multi_lat", .family = "pt2pt", .run = fb_run_multi_lat, .min_ranks = 2, .even_ranks = 1,
+     .title = "Multi-pair latency",
      .metrics = LATENCY, .summary = "ping-pong latency of all pairs (i, i + np/2) at once",
      .size_min = 0, .size_max = 4 * MiB, .points_per_size = 1, .pairing = FB_PAIRS_HALVES,
      .takes = SIZED | FB_OPT_PAIRS},
@@ -148,42 +154,53 @@ static const fb_bench benchmarks[] = {
      .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {0}, .nfixed = 1, .points_per_size = 3,
      .takes = FB_OPT_TIMING},
     {.name = "put_latency", .family = "onesided", .run = fb_run_put_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "MPI_Put latency",
      .summary = "MPI_Put, rank 0 to rank 1's window, then --win-sync",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
     {.name = "get_latency", .family = "onesided", .run = fb_run_get_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "MPI_Get latency",
      .summary = "MPI_Get by rank 0 from rank 1's window, then --win-sync",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
     {.name = "put_bw", .family = "onesided", .run = fb_run_put_bw, .min_ranks = 2, .metrics = {"bandwidth"},
+     .title = "MPI_Put bandwidth",
      .summary = "a window of MPI_Put to rank 1, then --win-sync: bandwidth",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
     {.name = "get_bw", .family = "onesided", .run = fb_run_get_bw, .min_ranks = 2, .metrics = {"bandwidth"},
+     .title = "MPI_Get bandwidth",
      .summary = "a window of MPI_Get from rank 1, then --win-sync: bandwidth",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
     {.name = "put_bibw", .family = "onesided", .run = fb_run_put_bibw, .min_ranks = 2, .metrics = {"bibandwidth"},
+     .title = "MPI_Put bi-directional bandwidth",
      .summary = "ranks 0 and 1 put a window to each other, pscw or fence",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA | FB_OPT_WINDOW},
     {.name = "acc_latency", .family = "onesided", .run = fb_run_acc_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "MPI_Accumulate latency",
      .summary = "MPI_Accumulate (MPI_CHAR sum) to rank 1, then --win-sync",
      .size_min = 1, .size_max = 4 * MiB, .points_per_size = 1, .takes = SIZED | RMA},
     {.name = "fop_latency", .family = "onesided", .run = fb_run_fop_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "MPI_Fetch_and_op latency",
      .summary = "MPI_Fetch_and_op, one MPI_LONG_LONG on rank 1's window",
      .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {8}, .nfixed = 1, .points_per_size = 1,
      .takes = FB_OPT_TIMING | RMA},
     {.name = "cas_latency", .family = "onesided", .run = fb_run_cas_latency, .min_ranks = 2, .metrics = LATENCY,
+     .title = "MPI_Compare_and_swap latency",
      .summary = "MPI_Compare_and_swap, one MPI_LONG_LONG on rank 1's window",
      .size_min = NO_SIZES, .size_max = NO_SIZES, .fixed_sizes = {8}, .nfixed = 1, .points_per_size = 1,
      .takes = FB_OPT_TIMING | RMA},
     {.name = "pingpong_pairs", .family = "hpcc", .run = fb_run_pingpong_pairs, .min_ranks = 2,
      .metrics = {"latency", "bandwidth"},
+     .title = "HPCC ping-pong over pairs",
      .summary = "HPCC ping-pong over all (or sampled) ordered pairs: 8 B latency, 2,000,000 B bandwidth",
      .size_min = NO_SIZES, .size_max = NO_SIZES, HPCC_SIZES, .points_per_size = 1, .pairing = FB_PAIRS_SAMPLED,
      .takes = FB_OPT_TIMING | FB_OPT_PAIRS | FB_OPT_SEED},
     {.name = "ring", .family = "hpcc", .run = fb_run_ring, .min_ranks = 2, .metrics = {"latency", "bandwidth"},
+     .title = "HPCC ring",
      .summary = "HPCC naturally and randomly ordered rings: 8 B latency, 2,000,000 B bandwidth per process",
      .size_min = NO_SIZES, .size_max = NO_SIZES, HPCC_SIZES, .points_per_size = 2,
      .takes = FB_OPT_TIMING | FB_OPT_RANDOM_RINGS | FB_OPT_SEED},
     {.name = "allpairs", .family = "health", .run = fb_run_allpairs, .min_ranks = 2,
      .metrics = {"latency", "bandwidth"},
+     .title = "All pairs",
      .summary = "link check, one rank per node: every pair's bandwidth at --size and 8 B latency, then retests",
      .size_min = NO_SIZES, .size_max = NO_SIZES, .points_per_size = 0, .takes = FB_OPT_ALLPAIRS | FB_OPT_WINDOW},
     {.name = "info", .family = "info", .run = fb_run_info, .min_ranks = 1,
@@ -213,6 +230,19 @@ void fb_bench_print_help(void)
 static const char *pairing_name(enum fb_pairing p)
 {
     return p == FB_PAIRS_HALVES ? "halves" : p == FB_PAIRS_SAMPLED ? "sampled" : "none";
+}
+
+/* The row's title; a collective's (blocking or not) is its MPI call ("allreduce" -> "MPI_Allreduce"). */
+static const char *bench_title(const fb_bench *b, char *buf, size_t n)
+{
+    if (b->title)
+        return b->title;
+    if (strcmp(b->family, "collective") && strcmp(b->family, "nbc"))
+        return b->name;
+    snprintf(buf, n, "MPI_%s", b->name);
+    if (strlen(buf) > 4)
+        buf[4] = (char)toupper((unsigned char)buf[4]);
+    return buf;
 }
 
 static void list_record(const fb_bench *b, fb_json *j)
@@ -248,6 +278,8 @@ static void list_record(const fb_bench *b, fb_json *j)
     for (int i = 0; i < naccepted && i < 64; i++)
         fb_json_str(j, NULL, accepted[i]);
     fb_json_close_array(j);
+    char title[64];
+    fb_json_str(j, "title", bench_title(b, title, sizeof title));
     fb_json_str(j, "summary", b->summary);
     fb_json_close(j);
 }

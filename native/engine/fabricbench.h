@@ -28,6 +28,7 @@ enum fb_pairing {
 typedef struct fb_bench {
     const char *name;
     const char *family;
+    const char *title;            /* a report's heading; NULL: its MPI call (collective, nbc) or its name */
     const char *summary;
     const char *size_meaning;     /* collectives: what a size is, in their points' params */
     const char *metrics[FB_MAX_METRICS]; /* what its point records measure */

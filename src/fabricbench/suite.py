@@ -28,6 +28,7 @@ class BenchmarkSpec:
     min_ranks: int = 2
     even_ranks: bool = False
     summary: str = ""
+    title: str = ""  # a report's heading (a collective's MPI call)
     metrics: Tuple[str, ...] = ()
     options: Tuple[str, ...] = ()  # every option the engine accepts for it
     fixed_sizes: Tuple[int, ...] = ()  # what an unsized benchmark measures
@@ -44,6 +45,7 @@ class BenchmarkSpec:
             min_ranks=int(rec["min_ranks"]),
             even_ranks=bool(rec["even_ranks"]),
             summary=str(rec["summary"]),
+            title=str(rec.get("title") or rec["name"]),
             metrics=tuple(str(m) for m in rec["metrics"]),
             options=tuple(str(o) for o in rec["options"]),
             fixed_sizes=tuple(int(n) for n in rec["fixed_sizes"]),

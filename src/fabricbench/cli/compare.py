@@ -38,9 +38,8 @@ def make_options(min_effect: float, alpha: float, correction: str):
 
 
 def _num(v: Optional[float]) -> str:
-    from fabricbench.report.blocks import fmt_value
 
-    return fmt_value(v)
+    return numbers.number(v)
 
 
 

@@ -309,7 +309,6 @@ def _report(run, report, previous, as_json) -> Dict[str, Any]:
 
 
 def show(run, report, previous_run=None) -> None:
-    from fabricbench.report.blocks import fmt_value
     from fabricbench.report.words.fabric import evidence, port_detail, verdict
 
     colour = "bold green" if report.healthy else "bold red"
@@ -348,7 +347,7 @@ def show(run, report, previous_run=None) -> None:
         table.add_column("utilisation (%)" if unit == "%" else "data (bytes)", justify="right")
         table.add_column("detail", overflow="fold")
         for r in report.busiest:
-            table.add_row(r.port, r.peer or "-", fmt_value(r.value) if unit == "%" else numbers.grouped(r.value), port_detail(r))
+            table.add_row(r.port, r.peer or "-", numbers.number(r.value) if unit == "%" else numbers.grouped(r.value), port_detail(r))
         console.print(table)
     for note in report.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)

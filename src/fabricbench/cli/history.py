@@ -33,7 +33,6 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
     from fabricbench.analysis.history import history as build
     from fabricbench.analysis.history import metrics_of
     from fabricbench.numbers import exact_binary_size as size_label
-    from fabricbench.report.blocks import fmt_value
     from fabricbench.suite import parse_size
 
     store = state.reader
@@ -63,14 +62,14 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
                                                      ("n", "right"), ("vs first", "left")):
         t.add_column(name, justify=just, overflow="fold")
     for r in hist.rows:
-        ci = "-" if r.ci is None else f"{fmt_value(r.ci[0])}-{fmt_value(r.ci[1])}"
+        ci = "-" if r.ci is None else f"{numbers.number(r.ci[0])}-{numbers.number(r.ci[1])}"
         vs = "first" if r.vs_first is None and r is hist.rows[0] else (r.vs_first.short() if r.vs_first else "-")
         if r.vs_first is not None and r.vs_first.ratio is not None:
             vs += f" (x{numbers.short(r.vs_first.ratio, 3)})"
         cells = [str(r.run.id), r.run.created.replace("T", " ")[:19], r.run.label or "",
                  " ".join(f"{k}={v}" for k, v in sorted(r.run.tags.items()))]
         cells += [r.line] if lines else []
-        cells += [fmt_value(r.value) + ("" if r.statistic == "median" else f" ({'avg' if r.statistic == 'mean' else r.statistic})"), ci, str(r.n or "-"), vs]
+        cells += [numbers.number(r.value) + ("" if r.statistic == "median" else f" ({'avg' if r.statistic == 'mean' else r.statistic})"), ci, str(r.n or "-"), vs]
         style = "red" if r.vs_first is not None and r.vs_first.verdict == "worse" else ""
         t.add_row(*[Text(c) for c in cells[:-1]], Text(cells[-1], style=style))
     console.print(t)

@@ -8,7 +8,7 @@ import shlex
 import sys
 import textwrap
 from dataclasses import asdict, dataclass
-from typing import List, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import click
 
@@ -106,7 +106,8 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
     from fabricbench.apps import parse_app_list
     from fabricbench.report.files import check_output, write_text
     from fabricbench.report import render_html
-    from fabricbench.report.sections.study import finding_sentence, osu_fabric_report, osu_findings_of
+    from fabricbench.cli.report import given_for
+    from fabricbench.report.sections.study import finding_sentence, osu_fabric_options, osu_fabric_report, osu_findings_of
     from fabricbench.workflows.app_study import ensure_installed
     from fabricbench.errors import UsageError
     from fabricbench.workflows.osu_fabric import (DEFAULT_FABRICS, OsuFabricSpec, parse_cluster_fabric, parse_osu_fabric,
@@ -128,12 +129,13 @@ def study_osu_fabric(state, fabrics: Tuple[str, ...], apps_text, nodes_text, siz
     ensure_installed(spec.recipes, install=False, say=_say)
     store = state.store
     outcome = run_osu_fabric(store, spec, say=_say)
-    findings = osu_findings_of(store, outcome.engine_runs)
+    findings = osu_findings_of({name: store.load(i) for name, i in outcome.engine_runs.items()})
     for finding in findings:
         for line in textwrap.wrap(finding_sentence(finding), 78, initial_indent="- ", subsequent_indent="  "):
             _say(line)
     command = reproduce_command()
-    write_text(output, render_html(osu_fabric_report(store, outcome.engine_runs, outcome.run_ids, command, findings,
+    runs, options = store.load_runs(outcome.run_ids), osu_fabric_options()
+    write_text(output, render_html(osu_fabric_report(runs, given_for(runs, options), command, findings, options,
                                                      fabric_views=_fabric_views(store, outcome.fabric_runs),
                                                      problems=outcome.problems)))
     ids = " ".join(str(i) for i in outcome.run_ids)
@@ -176,7 +178,7 @@ def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, 
     from fabricbench.report import render_html
     from fabricbench.report.files import check_output, write_text
     from fabricbench.report.sections.scaling import scaling_tables
-    from fabricbench.report.sections.study import claims_analysis, claims_report
+    from fabricbench.report.sections.study import claims_report
     from fabricbench.workflows.app_study import ensure_installed
     from fabricbench.workflows.scaling import parse_int_list
     from fabricbench.workflows.scaling_claims import ScalingClaimsSpec, parse_tuning, run_scaling_claims
@@ -190,8 +192,8 @@ def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, 
     store = state.store
     outcome = run_scaling_claims(store, spec, say=_say)
     command = reproduce_command()
-    report = claims_report(store, outcome.run_ids, tuning.name, tuning.values[0], command)
     runs, names, analysis = claims_analysis(store, outcome.run_ids, tuning.name, tuning.values[0])
+    report = claims_report(runs, names, analysis, tuning.name, command)
     for table in scaling_tables(analysis, runs, names, full=False):
         if table.caption.startswith("Scaling model"):
             continue
@@ -200,6 +202,21 @@ def study_scaling_claims(state, tune_text, apps_text, nodes_text, link, repeat, 
     _print_head(report.sections[0])
     write_text(output, render_html(report))
     _say(f"wrote {output}; runs {' '.join(str(i) for i in outcome.run_ids)}")
+
+
+def claims_analysis(store, run_ids: Sequence[int], variable: str, reference: Optional[str]):
+    """(runs, names, StudyAnalysis) of a scaling-claims study, loaded from `store` and fitted here
+    (``analysis.scaling.analyse``): the settings compared by the variable's tag."""
+    from fabricbench.analysis import scaling as sc
+    from fabricbench.store.records import unique_names
+
+    runs = store.get_runs([str(i) for i in run_ids])
+    names = unique_names(runs)
+    series = []
+    for run, name in zip(runs, names):
+        data = store.load(run.id, benchmark=sc.BENCHMARK)
+        series.append(sc.series_of_run(data.run, data.measurements, name=name, axis="nodes"))
+    return runs, names, sc.analyse(series, compare_by=variable, reference=reference)
 
 
 def _cluster_hosts(launcher: str, hosts_text, hostfile) -> List[str]:

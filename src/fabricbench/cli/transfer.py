@@ -129,7 +129,6 @@ def transfer_cmd(state, server, readers, file_size, protocols, caches, repeat, l
 
 
 def show(outcome) -> None:
-    from fabricbench.report.blocks import fmt_value
     from fabricbench.report.sections.transfer import findings
 
     summary = outcome.summary
@@ -143,7 +142,7 @@ def show(outcome) -> None:
         one_ceiling = len(ceilings) == 1
         title = f"{rows[0].label}: MB/s = 1e6 bytes/s, medians over {max(r.rounds for r in rows)} repetition(s)"
         if one_ceiling and rows[0].ceiling:
-            title += f"; ceiling {fmt_value(rows[0].ceiling)} MB/s"
+            title += f"; ceiling {numbers.number(rows[0].ceiling)} MB/s"
         table = Table(title=title, title_justify="left", box=None, padding=(0, 1), pad_edge=False)
         headers = ["readers", "per\nreader", "aggregate", *([] if one_ceiling else ["ceiling"]), "of\nceiling",
                    "fairness", "skew\n(ms)", "last\nbyte (s)", "failed"]
@@ -151,11 +150,11 @@ def show(outcome) -> None:
             table.add_column(header, justify="right", no_wrap=True)
         for r in rows:
             skew = r.start_skew.median * 1e3 if r.start_skew.median is not None else None
-            table.add_row(str(r.readers), fmt_value(r.per_reader.median), fmt_value(r.aggregate.median),
-                          *([] if one_ceiling else [fmt_value(r.ceiling)]),
+            table.add_row(str(r.readers), numbers.number(r.per_reader.median), numbers.number(r.aggregate.median),
+                          *([] if one_ceiling else [numbers.number(r.ceiling)]),
                           numbers.share(r.of_ceiling) if r.of_ceiling is not None else "-",
-                          numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", fmt_value(skew),
-                          fmt_value(r.time_to_last_byte.median), f"{r.failed} of {r.transfers}" if r.failed else "0")
+                          numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", numbers.number(skew),
+                          numbers.number(r.time_to_last_byte.median), f"{r.failed} of {r.transfers}" if r.failed else "0")
         console.print(table)
     for line in findings(summary):
         console.print(f"- {line}", highlight=False, soft_wrap=True)

@@ -1,9 +1,13 @@
 """Reports: one self-contained HTML file (or Markdown + plot files) over one or more runs.
 
     from fabricbench import open_db
-    from fabricbench.report import build_report, write_report
-    report = build_report(store, ["3", "4"])           # Report: sections of blocks
+    from fabricbench.cli.report import report_of
+    from fabricbench.report import write_report
+    report = report_of(open_db(), ["3", "4"])           # loads, fits, then report.build_report
     write_report(report, "report.html")                  # or fmt="markdown", plots_dir=...
+
+The report renders what it is given: loaded runs (``store.RunData``) and a ``Given`` (fitted
+models, stored replicates, artifacts) made by its caller; it never queries the store or fits.
 
 A report is a list of sections; each section is a small module in ``report/sections/``
 found automatically (see ``fabricbench.report.sections`` for how to add one). Plots live in
@@ -16,11 +20,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Union
 
 from fabricbench import __version__
 from fabricbench.errors import UsageError
-from fabricbench.report.context import ReportContext, ReportOptions
+from fabricbench.report.context import Given, ReportContext, ReportOptions
 from fabricbench.report.files import check_output, make_folder, write_bytes, write_text
 from fabricbench.report.model import Report
 from fabricbench import numbers
@@ -28,31 +32,20 @@ from fabricbench import numbers
 FORMATS = ("html", "markdown")
 
 
-def build_report_from(runs: List[Any], options: Optional[ReportOptions] = None,
-                      models: Optional[Dict[int, Any]] = None) -> Report:
-    """A Report over already loaded runs (``store.RunData``; sections in ORDER) and their fitted
-    models (run id -> ``models.fabric.FabricModel``; fitted here first when not given): the
-    sections only render what they are given."""
+def build_report(runs: List[Any], given: Given, options: Optional[ReportOptions] = None) -> Report:
+    """A Report over already loaded runs (``store.RunData``; sections in ORDER) and what the caller
+    loaded and fitted for them (``Given``: the fitted models, the comparisons' stored replicates,
+    the artifacts, the earlier fabric snapshots, the scaling analysis): the sections only render
+    what they are given. ``fabricbench.cli.report.report_of`` loads, fits and calls this."""
     from fabricbench.report.sections import build_sections
 
     options = options or ReportOptions()
     if options.plot_format not in ("svg", "png"):
         raise UsageError(f"plot format must be svg or png, not '{options.plot_format}'")
-    if models is None:
-        from fabricbench.models.fabric import fit_runs
-
-        models = fit_runs(runs)
-    ctx = ReportContext(runs, options, models)
+    ctx = ReportContext(runs, options, given)
     sections = build_sections(ctx)
     generated = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return Report(options.title, generated, __version__, runs, sections)
-
-
-def build_report(store: Any, refs: Sequence[Any], options: Optional[ReportOptions] = None) -> Report:
-    """Load the runs named by `refs` (ids, uuids, 'last') from `store` and build their report."""
-    if not refs:
-        raise UsageError("name at least one run to report on (see 'fabricbench runs')")
-    return build_report_from(store.load_runs(refs), options)
 
 
 def write_plots(report: Report, plots_dir: Union[str, Path], relative_to: Optional[Path] = None) -> List[Path]:
@@ -102,7 +95,7 @@ def write_report(report: Report, output: Union[str, Path], fmt: str = "html", pl
 
 
 __all__ = [
-    "Report", "ReportOptions", "ReportContext", "build_report", "build_report_from",
+    "Report", "ReportOptions", "ReportContext", "Given", "build_report",
     "write_report", "write_plots", "render_html", "render_markdown", "FORMATS",
 ]
 

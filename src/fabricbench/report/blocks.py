@@ -1,6 +1,5 @@
 """Building blocks sections reuse: curve figures, per-size tables, run-vs-baseline notes.
 
-- ``fmt_value(v)``, ``fmt_size(bytes)``, ``fmt_pct(p)``: ``fabricbench.numbers``' rules under the names sections use
 - ``series_labels(series)`` -> legend/column labels (run name, plus only the parameters that differ)
 - ``band_of(m)`` / ``percentile_band(m)`` -> the spread drawn around a point (ranks; samples)
 - ``curves_figure(ctx, series, slug, title, ylabel, ...)`` -> ``Figure``: one curve per series with
@@ -21,15 +20,6 @@ from fabricbench.report.plots import Curve, RefLine, line_plot, line_style, run_
 
 # An extra column per series: (title, unit, cell function of a Measurement).
 Extra = Tuple[str, Optional[str], Callable[[Any, Series], Any]]
-
-
-fmt_value = fmt.number
-fmt_size = fmt.size
-
-
-def fmt_pct(p: Optional[float], signed: bool = False) -> str:
-    """A share ('88.1%'), or with signed=True a '% better' ('+68.0%', and '18,856x worse' past 10x)."""
-    return fmt.improvement_pct(p) if signed else fmt.percent(p)
 
 
 def slugify(text: str) -> str:
@@ -249,7 +239,7 @@ def curves_figure(
 
 
 def _record_value(m: Any) -> str:
-    return fmt_value(headline(m)) + (" *" if missed_precision(m) else "")
+    return fmt.number(headline(m)) + (" *" if missed_precision(m) else "")
 
 
 def record_caption(series: Iterable[Series]) -> str:
@@ -291,7 +281,7 @@ def series_tables(
         index = [s.by_size() for s, _ in chunk]
         rows = []
         for size in sizes:
-            row: List[Any] = [fmt_size(size)]
+            row: List[Any] = [fmt.size(size)]
             for (s, _label), points in zip(chunk, index):
                 m = points.get(size)
                 row.append(value(m) if m is not None else "")
@@ -325,28 +315,9 @@ def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[
     return notes
 
 
-BENCHMARK_TITLES = {  # the collectives' titles are their MPI calls (call_title)
-    "latency": "Point-to-point latency (ping-pong, one-way)",
-    "multi_lat": "Multi-pair latency",
-    "bw": "Unidirectional bandwidth",
-    "bibw": "Bidirectional bandwidth",
-    "mbw_mr": "Multi-pair bandwidth and message rate",
-    "put_latency": "MPI_Put latency",
-    "get_latency": "MPI_Get latency",
-    "acc_latency": "MPI_Accumulate latency",
-    "fop_latency": "MPI_Fetch_and_op latency",
-    "cas_latency": "MPI_Compare_and_swap latency",
-    "put_bw": "MPI_Put bandwidth",
-    "get_bw": "MPI_Get bandwidth",
-    "put_bibw": "MPI_Put bi-directional bandwidth",
-    "pingpong_pairs": "HPCC ping-pong over pairs",
-    "ring": "HPCC ring",
-    "allpairs": "All pairs",
-}
-
-def call_title(benchmark: str) -> str:
-    """A collective's title: its MPI call ("allreduce" -> "MPI_Allreduce", families collective and
-    nbc of the engine's table); any other benchmark's own name."""
+def benchmark_title(benchmark: str) -> str:
+    """A benchmark's heading from the engine's table (its ``title``: a collective's is its MPI call,
+    "allreduce" -> "MPI_Allreduce"); a benchmark the table lacks (an import's) is its own name."""
     from fabricbench.native import NativeMissing
     from fabricbench.suite import BENCHMARKS
 
@@ -354,7 +325,7 @@ def call_title(benchmark: str) -> str:
         spec = BENCHMARKS.get(benchmark)
     except NativeMissing:
         spec = None
-    return f"MPI_{benchmark.capitalize()}" if spec is not None and spec.family in ("collective", "nbc") else benchmark
+    return spec.title if spec is not None and spec.title else benchmark
 
 
 METRIC_AXES = {
@@ -395,7 +366,7 @@ def benchmark_section(
         return None
     unit = series[0].unit
     m_title, m_unit = metric_title(metric, unit)
-    name = title or BENCHMARK_TITLES.get(benchmark) or call_title(benchmark)
+    name = title or benchmark_title(benchmark)
     if title is None and metric not in ("latency", "time") and len(ctx.metrics(benchmark)) > 1:
         name = f"{name}: {m_title.lower()}"
     section = Section(section_id, name)

@@ -21,10 +21,11 @@ notice naming it: one broken section never loses a report. A module may instead 
 several sections.
 
 What ``ctx`` offers: ``ctx.runs`` (``store.RunData``: ``.run``, ``.name``, ``.index``,
-``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``, ``.artifact(name)``),
+``.measurements``, ``.hosts``, ``.series``, ``.fabric``, ``.ceiling``), ``ctx.artifact_of(run, name)``,
 ``ctx.series(benchmark, metric)``, ``ctx.benchmarks()``, ``ctx.baseline``, ``ctx.models``
-(fitted before rendering), ``ctx.options`` and ``ctx.plot_format``. A section renders what it
-is given: it never opens the store, launches or fits.
+(fitted before rendering), ``ctx.given`` (what the caller loaded and fitted: ``context.Given``),
+``ctx.options`` and ``ctx.plot_format``. A section renders what it is given: it never queries
+the store, launches or fits (a new need is loaded in ``cli.report.given_for``).
 Build blocks from ``report.model`` (``Section``, ``Paragraph``, ``Notice``, ``Table``,
 ``Column``, ``Cell``, ``Figure``, ``BulletList``) and ``report.blocks`` /
 ``report.plots`` helpers. Blocks hold plain text only; the templates escape everything.

@@ -67,12 +67,12 @@ def build(ctx):
                         over.setdefault(s.run.index, (s.run, []))[1].append((m, excess[0]))
             for run, items in over.values():
                 top = max((e for _m, e in items), key=lambda e: e.ratio)
-                sizes = ", ".join(blocks.fmt_size(m.params.get("size")) for m, _e in items[:6]) + (", ..." if len(items) > 6 else "")
+                sizes = ", ".join(numbers.size(m.params.get("size")) for m, _e in items[:6]) + (", ..." if len(items) > 6 else "")
                 notes.append(Notice(f"{run.name}, {bench} at {sizes} B: shown figures above the peak (worst: {top.statistic} "
                                     f"{numbers.grouped(top.value, 1)} MB/s); {over_peak_note(run.ceiling.fabric, 100.0 * top.ratio)}.", "warning"))
             extras = []
             if any(_peak(s.run, m)[0] for s in series for m in s.points[:1]):
-                extras.append(("% of peak", "%", lambda m, s: blocks.fmt_pct(percent_of_peak(headline(m), _peak(s.run, m)[0]))))
+                extras.append(("% of peak", "%", lambda m, s: numbers.percent(percent_of_peak(headline(m), _peak(s.run, m)[0]))))
             sub = blocks.benchmark_section(
                 ctx, bench, metric, f"{bench}-{metric}", logy=False, bands="samples", ref_lines=refs[:6], extras=extras,
                 caption="Dashed lines: theoretical peak per run (data rate after line encoding).",

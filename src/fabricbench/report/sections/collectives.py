@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from fabricbench.report import blocks
-from fabricbench.report.blocks import band_of, fmt_value
+from fabricbench.report.blocks import band_of
 from fabricbench.analysis.series import headline
 from fabricbench.suite import family
+from fabricbench import numbers
 
 ORDER = 50
 COLLECTIVES = family("collective")  # the engine's table, in its order
@@ -13,9 +14,9 @@ BENCHMARKS = set(COLLECTIVES)
 
 def _cell(m):
     lo, hi = band_of(m)
-    text = fmt_value(headline(m))
+    text = numbers.number(headline(m))
     if lo is not None and hi is not None:
-        text += f" [{fmt_value(lo)}-{fmt_value(hi)}]"
+        text += f" [{numbers.number(lo)}-{numbers.number(hi)}]"
     return text
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from fabricbench.analysis.compare import check_verdict, describe_point, single_row
-from fabricbench.report.blocks import fmt_value
 from fabricbench.numbers import percent
 from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
+from fabricbench import numbers
 
 ORDER = 28
 
@@ -77,7 +77,7 @@ def _single_table(comp, a_name: str, b_name: str) -> Table:
         r = single_row(s, p)
         big = abs(r["improvement"] or 0.0) >= comp.options.min_effect  # smaller changes get no word
         way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
-        rows.append([r["name"], r["unit"], fmt_value(r["a"]), fmt_value(r["b"]),
+        rows.append([r["name"], r["unit"], numbers.number(r["a"]), numbers.number(r["b"]),
                      Cell(percent(None if r["change"] is None else 100.0 * r["change"], signed=True), way), way])
     return Table([Column("Figure", align="left"), Column("Unit", align="left"), Column(a_name, "value in Unit"),
                   Column(b_name, "value in Unit"), Column("Change", "%"),

@@ -2,6 +2,7 @@
 
 One section per fabric snapshot (a run of kind ``fabric``) in the report, judged by
 ``analysis.fabric.check`` - the same verdict as ``fabricbench fabric check`` - against the
+earlier stored snapshot of the same fabric the caller found (``Given.previous``), else the
 report's previous snapshot of the same fabric when it has one.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, List, Optional
 from fabricbench.analysis.fabric import FabricReport, check, same_fabric
 from fabricbench.report.words.fabric import describe_sm, evidence, verdict
 from fabricbench.analysis.fabric_model import ERROR_COUNTERS, Snapshot, link_label
-from fabricbench.report.blocks import fmt_value, slugify
+from fabricbench.report.blocks import slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots.fabric import topology
 from fabricbench import numbers
@@ -21,38 +22,36 @@ BENCHMARKS = {"port_counters"}
 _STYLE = {"critical": "worse", "warning": "warn", "info": "muted"}
 
 
-def _snapshot(loaded: Any) -> Optional[Snapshot]:
-    data = loaded.artifact("fabric")
+def snapshot_of(data: Any, measurements: Any) -> Optional[Snapshot]:
+    """The snapshot a fabric run's ``fabric`` artifact and port counters hold, or None (none, or unreadable)."""
     if data is None:
         return None
     try:
-        return Snapshot.from_stored(data, loaded.measurements)
+        return Snapshot.from_stored(data, measurements)
     except (ValueError, KeyError, TypeError):
         return None
 
 
+def _snapshot(ctx: Any, loaded: Any) -> Optional[Snapshot]:
+    return snapshot_of(ctx.artifact_of(loaded, "fabric"), loaded.measurements)
+
+
 def build_all(ctx: Any) -> List[Section]:
-    loaded = [(lr, _snapshot(lr)) for lr in ctx.runs if lr.run.kind == "fabric"]
+    loaded = [(lr, _snapshot(ctx, lr)) for lr in ctx.runs if lr.run.kind == "fabric"]
     loaded = [(lr, s) for lr, s in loaded if s is not None]
     sections = []
     for i, (lr, snap) in enumerate(loaded):
-        sections.append(_section(ctx, lr, _verdict(lr, snap, loaded[:i]), len(loaded) > 1))
+        sections.append(_section(ctx, lr, _verdict(ctx, lr, snap, loaded[:i]), len(loaded) > 1))
     return sections
 
 
-def _verdict(lr: Any, snap: Snapshot, before: List[Any]) -> FabricReport:
+def _verdict(ctx: Any, lr: Any, snap: Snapshot, before: List[Any]) -> FabricReport:
     """The verdict `fabric check RUN` gives (as workflows.fabric.judge_stored: against the newest
-    earlier stored snapshot of the same fabric, found by the loaded run's ``earlier``); a run loaded
-    without a store is judged against the report's own earlier snapshot."""
-    if lr.store is not None:
-        source = (lr.run.provenance or {}).get("fabric_source")
-        for other in lr.earlier(kind="fabric", benchmark="port_counters"):
-            if (other.run.provenance or {}).get("fabric_source") != source:
-                continue
-            found = _snapshot(other)
-            if found is not None and same_fabric(snap, found):
-                return check(snap, found)
-        return check(snap, None)
+    earlier stored snapshot of the same fabric, which the caller found: ``Given.previous``); a run
+    the caller found none for is judged against the report's own earlier snapshot."""
+    if lr.run.id in ctx.given.previous:
+        previous = ctx.given.previous[lr.run.id]
+        return check(snap, previous[1] if previous else None)
     earlier = [s for other, s in before if other.run.id < lr.run.id and same_fabric(snap, s)]
     return check(snap, earlier[-1] if earlier else None)
 
@@ -104,7 +103,7 @@ def _link_table(report: FabricReport) -> Table:
         state = a.state if a.state == b.state else f"{a.state} / {b.state}"
         errors = sum(p.counters.get(n, 0) for p in (a, b) for n in ERROR_COUNTERS if n != "PortXmitWait")
         style = _STYLE.get(finding.severity, "") if finding else ""
-        rows.append([names[0], names[1], Cell(link_label(link.width, link.speed), style), fmt_value(link.gbps),
+        rows.append([names[0], names[1], Cell(link_label(link.width, link.speed), style), numbers.number(link.gbps),
                      state or "-", numbers.count(errors) if snap.counters_read else "-",
                      Cell(finding.kind, style) if finding else ""])
     return Table([Column("Port", align="left"), Column("Cable to", align="left"), Column("Width and speed", align="left"),

@@ -4,10 +4,11 @@ from __future__ import annotations
 from fabricbench.analysis.direction import direction_word
 from fabricbench.analysis.series import headline, variant_label
 from fabricbench.report import blocks
-from fabricbench.report.blocks import band_of, fmt_pct, fmt_size, fmt_value
+from fabricbench.report.blocks import band_of
 from fabricbench.report.model import Cell, Column, Section, Table
 from fabricbench.report.plots import bar_plot, run_color
 from fabricbench.suite import family
+from fabricbench import numbers
 
 ORDER = 60
 BENCHMARKS = set(family("hpcc"))  # the engine's table: pingpong_pairs, ring
@@ -27,9 +28,9 @@ def _row_label(bench, variant):
 
 def _cell(m):
     lo, hi = band_of(m)
-    text = fmt_value(headline(m))
+    text = numbers.number(headline(m))
     if lo is not None and hi is not None and (lo != headline(m) or hi != headline(m)):
-        text += f" [{fmt_value(lo)}-{fmt_value(hi)}]"
+        text += f" [{numbers.number(lo)}-{numbers.number(hi)}]"
     return text
 
 
@@ -39,7 +40,7 @@ def _vs_base(ctx, run, m):
     if found is None or found[1].improvement is None:
         return Cell("-")
     p = found[1]
-    text = fmt_pct(p.improvement * 100, signed=True)
+    text = numbers.improvement_pct(p.improvement * 100)
     if not p.flagged:
         text += {"isolated": " (isolated)", "not judged": " (not judged)"}.get(p.verdict, " (n.s.)")
     return Cell(text, p.verdict if p.flagged else "")
@@ -70,7 +71,7 @@ def build(ctx):
             cols += [Column(f"{r.name} vs {base.name}", "% better") for r in others]
         rows = []
         for bench, label, size in keys:
-            row = [label, fmt_size(size)]
+            row = [label, numbers.size(size)]
             for r in ctx.runs:
                 m = values.get((r.index, bench, label, size))
                 row.append(_cell(m) if m is not None else "")
@@ -87,7 +88,7 @@ def build(ctx):
             section.add(blocks.curves_figure(ctx, ms, blocks.slugify(f"hpcc-network-{metric}"), f"HPCC network: {title.lower()}",
                                              f"{title} ({unit})", logy=metric in ("latency", "time")))
         else:
-            cats = [f"{label}, {fmt_size(size)} B" for _b, label, size in keys]
+            cats = [f"{label}, {numbers.size(size)} B" for _b, label, size in keys]
             groups = []
             for r in ctx.runs[: ctx.options.max_curves]:
                 vals = [headline(values[(r.index, b, l, sz)]) if (r.index, b, l, sz) in values else None for b, l, sz in keys]

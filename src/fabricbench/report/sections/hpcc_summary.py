@@ -12,9 +12,9 @@ from __future__ import annotations
 from fabricbench.analysis.direction import describe, improvement, lower_is_better
 from fabricbench.analysis.hpcc import FIGURES, hpcc_table
 from fabricbench.analysis.series import headline
-from fabricbench.report.blocks import fmt_pct, fmt_value
 from fabricbench.report.model import BulletList, Cell, Column, Paragraph, Section, Table
 from fabricbench.report.plots import bar_plot, run_color
+from fabricbench import numbers
 
 ORDER = 65
 BENCHMARKS = {"hpcc"}
@@ -22,7 +22,7 @@ BAR_LIMIT = 900.0  # % better: past 10x the bar stops and says the factor
 
 
 def _pct_cell(pct):
-    return Cell(fmt_pct(pct, signed=True), "" if pct is None else ("better" if pct > 0 else "worse" if pct < 0 else ""))
+    return Cell(numbers.improvement_pct(pct), "" if pct is None else ("better" if pct > 0 else "worse" if pct < 0 else ""))
 
 
 def build(ctx):
@@ -41,7 +41,7 @@ def build(ctx):
     rows, findings, bars, cats = [], [], {r.index: [] for r in others}, []
     for row in table_rows:
         line = [row["title"], row["display"], row["key"], row["unit"], "higher" if row["higher_is_better"] else "lower"]
-        line += [Cell(fmt_value(v), "better" if row["best"] == i and len(ordered) > 1 else "") for i, v in enumerate(row["values"])]
+        line += [Cell(numbers.number(v), "better" if row["best"] == i and len(ordered) > 1 else "") for i, v in enumerate(row["values"])]
         line += [_pct_cell(p) for p in row["better_pct"][1:]]
         rows.append(line)
         cats.append(row["display"])
@@ -61,7 +61,7 @@ def build(ctx):
         sample = next(iter(by_run.values()))
         base_m = by_run.get(base.index)
         line = ["Other", key, key, sample.unit, "lower" if lower_is_better(sample.metric) else "higher"]
-        line += [fmt_value(headline(by_run[r.index])) if r.index in by_run else "" for r in ordered]
+        line += [numbers.number(headline(by_run[r.index])) if r.index in by_run else "" for r in ordered]
         for r in others:
             m = by_run.get(r.index)
             imp = improvement(headline(base_m), headline(m), sample.metric) if base_m is not None and m is not None else None
@@ -77,7 +77,7 @@ def build(ctx):
         section.add(Paragraph("Differences of 5% or more:"), BulletList(findings[:40]))
     if others and cats:
         groups = [(f"{r.name} vs {base.name}", bars[r.index], run_color(r.index)) for r in others]
-        texts = [[fmt_pct(v, signed=True) if v is not None else None for v in bars[r.index]] for r in others]
+        texts = [[numbers.improvement_pct(v) if v is not None else None for v in bars[r.index]] for r in others]
         res = bar_plot(cats, groups, f"HPCC: % better than {base.name}", "% better (positive = better)",
                        fmt=ctx.plot_format, max_groups=ctx.options.max_curves, limit=BAR_LIMIT, texts=texts)
         section.add(res.figure("hpcc-summary-better", f"HPCC: % better than {base.name}",

@@ -7,6 +7,8 @@ stacked bars, the message-size histogram, the communication matrix as a heatmap)
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import matplotlib.pyplot as plt
 
 from fabricbench.analysis.profile import summarize
@@ -31,8 +33,8 @@ def _figure(slug, title, fig, fmt, caption):
     return Figure(slug, title, data, fmt, alt=title, caption=caption)
 
 
-def run_section(lr, fmt: str):
-    data = lr.artifact("profile")
+def run_section(lr, fmt: str, data: Optional[dict]):
+    """The profile section of a run from its ``profile`` artifact (`data`, loaded by the caller)."""
     if not data:
         return None
     s = summarize(data, top=8, talkers=8)
@@ -93,4 +95,4 @@ def _add_sites_and_phases(section: Section, data) -> None:
 
 
 def build_all(ctx):
-    return [run_section(lr, ctx.plot_format) for lr in ctx.runs if lr.run.kind == "profile"]
+    return [run_section(lr, ctx.plot_format, ctx.artifact_of(lr, "profile")) for lr in ctx.runs if lr.run.kind == "profile"]

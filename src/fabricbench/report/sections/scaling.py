@@ -1,13 +1,14 @@
 """Application scaling: time (or figure of merit) per scale, speedup, efficiency, fabric against fabric, model.
 
 ``build(ctx)`` adds the section to any report over runs holding ``scale`` measurements (from
-``fabricbench scale`` or ``import-scaling``). ``scaling_section(analysis)`` builds the same
+``fabricbench scale`` or ``import-scaling``), from the analysis (fitted models included) its
+caller made of ``series_of_runs`` (``Given.scaling``). ``scaling_section(analysis)`` builds the same
 section from an ``analysis.scaling.StudyAnalysis`` (``fabricbench scaling-report`` uses it),
 and ``scaling_tables(analysis)`` / ``model_lines(analysis)`` give its tables and sentences to
 the text and Markdown outputs, so every output shows the same figures.
 
-Report options read (when present): ``scaling_baseline`` (a scale, default the smallest),
-``scaling_threshold`` (default 0.7).
+The caller reads the report options ``scaling_baseline`` (a scale, default the smallest) and
+``scaling_threshold`` (default 0.7) when present.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from fabricbench.analysis.direction import direction_word
 from fabricbench.report.words.models import format_model
 from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
-from fabricbench.report.words.scaling import error_text, threshold_note
+from fabricbench.report.words.scaling import threshold_note
 from fabricbench import numbers
 
 ORDER = 70
@@ -336,14 +337,12 @@ def series_of_runs(runs: List[Any]) -> List[sc.ScalingSeries]:
 
 
 def build(ctx):
-    series = series_of_runs(ctx.runs)
-    if not series:
+    """The scaling section from the analysis the caller made of the runs' series (``Given.scaling``:
+    ``analysis.scaling.analyse`` over ``series_of_runs``; its text when they could not be analysed)."""
+    analysis = ctx.given.scaling
+    if analysis is None:
         return None
-    baseline = getattr(ctx.options, "scaling_baseline", None)
-    threshold = getattr(ctx.options, "scaling_threshold", None) or sc.DEFAULT_THRESHOLD
-    try:
-        analysis = sc.analyse(series, baseline=baseline, threshold=threshold)
-    except sc.ScalingAnalysisError as exc:
-        return Section("scaling", "Application scaling").add(Notice(error_text(exc), "warning"))
+    if isinstance(analysis, str):
+        return Section("scaling", "Application scaling").add(Notice(analysis, "warning"))
     scaled = [lr for lr in ctx.runs if any(m.benchmark == sc.BENCHMARK for m in lr.measurements)]
     return scaling_section(analysis, ctx.plot_format, runs=[lr.run for lr in scaled], names=[lr.name for lr in scaled])

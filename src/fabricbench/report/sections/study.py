@@ -85,18 +85,19 @@ OSU_INTRO = (
 )
 
 
-def osu_findings_of(store, engine_runs) -> List[Finding]:
-    """B against the first fabric, for every other fabric: latency at the smallest size, bandwidth at the largest."""
+def osu_findings_of(engine_runs) -> List[Finding]:
+    """B against the first fabric, for every other fabric: latency at the smallest size, bandwidth at
+    the largest (engine_runs: {fabric name: its loaded engine run, ``store.RunData``})."""
     from fabricbench.analysis.compare import compare
     from fabricbench.analysis.studies import osu_findings
 
     names = list(engine_runs)
     if len(names) < 2:
         return []
-    a = store.load(engine_runs[names[0]])
+    a = engine_runs[names[0]]
     found = []
     for name in names[1:]:
-        found += osu_findings(compare(a, store.load(engine_runs[name])), names[0], name)
+        found += osu_findings(compare(a, engine_runs[name]), names[0], name)
     return found
 
 
@@ -125,16 +126,17 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{f.count(n)} {one if n == 1 else many}"
 
 
-def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, findings: Sequence[Finding] = (),
-                      plot_format: str = "svg", fabric_views=None, problems: Sequence[str] = ()):
-    """The one page of `study osu-fabric`: the study's head, then the report of every run.
-    fabric_views: {fabric name: (snapshot, its verdict)}, loaded and judged by the caller."""
+def osu_fabric_report(runs, given, command: str, findings: Sequence[Finding] = (), options=None,
+                      fabric_views=None, problems: Sequence[str] = ()):
+    """The one page of `study osu-fabric`: the study's head, then the report of every run (loaded:
+    ``store.RunData``, with what was loaded and fitted for them: ``report.context.Given``; options:
+    ``osu_fabric_options``). fabric_views: {fabric name: (snapshot, its verdict)}, loaded and judged
+    by the caller."""
     from fabricbench.analysis.studies import conditions_of
-    from fabricbench.report import ReportOptions, build_report
+    from fabricbench.report import build_report
 
-    runs = [store.get_run(str(i)) for i in run_ids]
-    conditions = conditions_of(runs, fabric_of=_study_fabric)
-    report = build_report(store, list(run_ids), ReportOptions(title="Study osu-fabric (seed 000)", plot_format=plot_format))
+    conditions = conditions_of([lr.run for lr in runs], fabric_of=_study_fabric)
+    report = build_report(runs, given, options or osu_fabric_options())
     from fabricbench.analysis.apps import slowdown_summary
     from fabricbench.report.sections.apps import studies_of_runs
 
@@ -144,6 +146,13 @@ def osu_fabric_report(store, engine_runs, run_ids: Sequence[int], command: str, 
                  for app, fab, n, x in slowdown_summary(apps) if x is not None]
     return prepend(report, study_head("Study osu-fabric: latency, bandwidth, the fabric manager's view, applications",
                                       conditions, command, findings, sentences, OSU_INTRO, notes=problems))
+
+
+def osu_fabric_options(plot_format: str = "svg"):
+    """The report options of `study osu-fabric`'s page."""
+    from fabricbench.report import ReportOptions
+
+    return ReportOptions(title="Study osu-fabric (seed 000)", plot_format=plot_format)
 
 
 # ---- seed 003: `study scaling-claims` ------------------------------------------------------------
@@ -176,24 +185,11 @@ def efficiency_sentence(x) -> str:
     return f"{x.series}: {f.percent(100.0 * x.efficiency, decimals=0)} scaling efficiency at {f.exact(x.scale)} {x.axis} relative to {base}"
 
 
-def claims_analysis(store, run_ids: Sequence[int], variable: str, reference: Optional[str]):
-    """(runs, names, StudyAnalysis) of a scaling-claims study: the settings compared by the variable's tag."""
-    from fabricbench.analysis import scaling as sc
-    from fabricbench.report.context import unique_names
-
-    runs = store.get_runs([str(i) for i in run_ids])
-    names = unique_names(runs)
-    series = []
-    for run, name in zip(runs, names):
-        data = store.load(run.id, benchmark=sc.BENCHMARK)
-        series.append(sc.series_of_run(data.run, data.measurements, name=name, axis="nodes"))
-    return runs, names, sc.analyse(series, compare_by=variable, reference=reference)
-
-
-def claims_report(store, run_ids: Sequence[int], variable: str, reference: Optional[str], command: str,
-                  plot_format: str = "svg"):
+def claims_report(runs, names: Sequence[str], analysis, variable: str, command: str, plot_format: str = "svg"):
     """The report of `study scaling-claims`: the head (findings, conditions, command) and the scaling
-    section (efficiency, relative performance by the variable, the configuration disclosed)."""
+    section (efficiency, relative performance by the variable, the configuration disclosed), from
+    the study's runs (``store.Run``), their names and the analysis of their series (fitted by the
+    caller: ``cli.studies.claims_analysis``)."""
     import datetime as _dt
     from types import SimpleNamespace
 
@@ -202,7 +198,6 @@ def claims_report(store, run_ids: Sequence[int], variable: str, reference: Optio
     from fabricbench.report.model import Report
     from fabricbench.report.sections.scaling import scaling_section
 
-    runs, names, analysis = claims_analysis(store, run_ids, variable, reference)
     conditions = conditions_of(runs)
     sentences = [efficiency_sentence(x) for x in efficiency_findings(analysis)]
     sentences += [setting_sentence(x) for x in setting_findings(analysis, variable, conditions)]

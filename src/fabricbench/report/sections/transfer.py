@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import List
 
 from fabricbench.analysis.transfer import BENCHMARK, TransferSummary, summarize
-from fabricbench.report.blocks import fmt_value
 from fabricbench.report.model import BulletList, Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots import transfer as plots
 from fabricbench import numbers
@@ -30,13 +29,13 @@ def findings(summary: TransferSummary) -> List[str]:
     for r in summary.rows:
         if r.of_ceiling is not None:
             fair = f", fairness {numbers.fixed(r.fairness.median, 3)}" if r.fairness.median is not None else ""
-            out.append(f"{r.label}, {_readers(r.readers)}: aggregate {fmt_value(r.aggregate.median)} MB/s, "
-                       f"{numbers.share(r.of_ceiling)} of the {fmt_value(r.ceiling)} MB/s ceiling; each reader "
+            out.append(f"{r.label}, {_readers(r.readers)}: aggregate {numbers.number(r.aggregate.median)} MB/s, "
+                       f"{numbers.share(r.of_ceiling)} of the {numbers.number(r.ceiling)} MB/s ceiling; each reader "
                        f"{numbers.share(r.per_reader_of_share)} of an equal share{fair}")
     for c in summary.comparisons:
         verdict = "at or above" if c.ok else "BELOW"
-        out.append(f"{_readers(c.readers)}, {c.cache} cache: raw TCP {fmt_value(c.raw)} MB/s is {verdict} "
-                   f"{c.protocol} {fmt_value(c.file)} MB/s (file transfer at {numbers.share(c.ratio)} of raw)")
+        out.append(f"{_readers(c.readers)}, {c.cache} cache: raw TCP {numbers.number(c.raw)} MB/s is {verdict} "
+                   f"{c.protocol} {numbers.number(c.file)} MB/s (file transfer at {numbers.share(c.ratio)} of raw)")
     if summary.failed:
         out.append(f"{summary.failed} reader transfer{'s' if summary.failed != 1 else ''} failed "
                    "(kept with the reason; left out of the per-reader figures)")
@@ -53,7 +52,7 @@ def _describe(lr, summary: TransferSummary) -> str:
         parts.append(f"a {numbers.count(summary.file_size)}-byte file of random bytes"
                      + (f" on {facts['filesystem']}" if facts.get("filesystem") else ""))
     if summary.server_goodput:
-        parts.append(f"server link goodput {fmt_value(summary.server_goodput)} MB/s (TCP payload through the shaped link)")
+        parts.append(f"server link goodput {numbers.number(summary.server_goodput)} MB/s (TCP payload through the shaped link)")
     if versions:
         parts.append(", ".join(f"{k} {v}" for k, v in versions.items()))
     if facts.get("where"):
@@ -74,13 +73,13 @@ def _table(summary: TransferSummary) -> Table:
     rows = []
     for r in summary.rows:
         skew = r.start_skew.median * 1e3 if r.start_skew.median is not None else None
-        rng = f"{fmt_value(r.aggregate.low)} - {fmt_value(r.aggregate.high)}" if r.aggregate.n > 1 else "-"
+        rng = f"{numbers.number(r.aggregate.low)} - {numbers.number(r.aggregate.high)}" if r.aggregate.n > 1 else "-"
         share = r.of_ceiling
         rows.append([
-            r.protocol, r.cache, str(r.readers), fmt_value(r.per_reader.median), fmt_value(r.aggregate.median), rng,
-            fmt_value(r.ceiling), Cell(numbers.fixed(share * 100, 0) if share is not None else "-", "warn" if share is not None and share < 0.9 else ""),
-            numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", fmt_value(skew),
-            fmt_value(r.time_to_last_byte.median),
+            r.protocol, r.cache, str(r.readers), numbers.number(r.per_reader.median), numbers.number(r.aggregate.median), rng,
+            numbers.number(r.ceiling), Cell(numbers.fixed(share * 100, 0) if share is not None else "-", "warn" if share is not None and share < 0.9 else ""),
+            numbers.fixed(r.fairness.median, 3) if r.fairness.median is not None else "-", numbers.number(skew),
+            numbers.number(r.time_to_last_byte.median),
             Cell(f"{r.failed} of {r.transfers}", "warn") if r.failed else "0",
         ])
     return Table(cols, rows, caption="Medians over repetitions; range: lowest and highest aggregate")
