@@ -292,8 +292,7 @@ def scaling_report(state, runs, baseline, threshold, metric, axis, compare_by, r
         data = study_dict(analysis)
         for out, sa in zip(data["series"], analysis.series):
             out["model"] = scaling_model_json(sa.model) if sa.model else None
-        emit(json.dumps(data, indent=2, default=str) + "
-")
+        emit(json.dumps(data, indent=2, default=str) + "\n")
         return
     if fmt == "markdown":
         emit(render_markdown(section.study_report(analysis, names, plots=False, runs=loaded_runs)))
