@@ -215,3 +215,20 @@ def test_cli_compare_comparable_runs_and_errors(tmp_path):
     assert res.exit_code == 1 and "no run '77'" in res.output
     res = runner.invoke(main, ["--db", str(tmp_path / "c.db"), "compare", str(a.id), str(b.id), "--benchmark", "nope"])
     assert res.exit_code == 2 and "neither run has benchmark 'nope'" in res.output
+
+
+def test_a_fact_that_is_a_figure_differs_only_when_it_reads_differently():
+    """Memory, an uneven ranks per node and a PCIe link are Quantities rounded as they read:
+    12.01 and 12.02 GiB are the same fact ('12 GiB'), 9.5 and 12 GiB are not (words: fact_text)."""
+    from fabricbench.report.words.comparability import comparability_dict, fact_text
+
+    def hosts(gib):
+        return [Host("n1", "d", _facts(memory_bytes=int(gib * 2**30)))]
+
+    prov = {"nodes": 2, "ranks": 3}
+    same = check_comparability(_run(1, prov), hosts(12.01), _run(2, prov), hosts(12.02))
+    assert "memory" not in {d.key for d in same.differences}
+    assert fact_text(run_facts(_run(1, prov), hosts(12.01))["ppn"].value) == "1.5 (uneven)"
+    other = check_comparability(_run(1, prov), hosts(9.5), _run(2, prov), hosts(12.0))
+    [memory] = [d for d in comparability_dict(other)["differences"] if d["key"] == "memory"]
+    assert (memory["a"], memory["b"]) == ("9.5 GiB", "12 GiB")
