@@ -13,6 +13,9 @@ import fabricbench
 from fabricbench.analysis import direction
 from fabricbench.analysis.comparability import check_comparability, host_outliers, run_facts
 from fabricbench.analysis.compare import compare
+from fabricbench.report.words import compare as words
+from fabricbench.report.words import direction as direction_words
+from fabricbench.report.words.comparability import cautions, comparability_dict
 from fabricbench.analysis.stats import t_critical_975, welch
 from fabricbench.store import Host, Measurement, RunData
 from fabricbench.store.records import Run
@@ -34,8 +37,8 @@ def test_direction_rule_is_one_place():
     # seed 001: "EDR outperforms FDR by 68% in PTRANS"; "ring latency is reduced by 51%"
     assert direction.improvement(100.0, 168.0, "bandwidth") == pytest.approx(0.68)
     assert direction.improvement(2.0, 0.98, "latency") == pytest.approx(0.51)
-    assert direction.describe(0.68) == "B is 68% better"
-    assert direction.describe(-0.169, "Switch") == "Switch is 17% worse"
+    assert direction_words.describe(0.68) == "B is 68% better"
+    assert direction_words.describe(-0.169, "Switch") == "Switch is 17% worse"
     assert direction.improvement(0, 1, "latency") is None
 
 
@@ -110,13 +113,13 @@ def test_a_run_started_on_a_busy_host_is_a_caution_not_a_difference():
     idle = {"nodes": 1, "ranks": 2, "host_load": {"loadavg_1m": 0.3, "cpus": 2}}
     busy = dict(idle, host_load={"loadavg_1m": 9.8, "cpus": 2})
     hosts = [Host("n1", "d", _facts())]
-    assert check_comparability(_run(1, idle), hosts, _run(2, idle), hosts).cautions == []
+    assert cautions(check_comparability(_run(1, idle), hosts, _run(2, idle), hosts)) == []
     comp = check_comparability(_run(1, idle), hosts, _run(2, busy), hosts)
     assert comp.comparable  # the configuration is the same ...
-    [caution] = comp.cautions  # ... but B's timings may be the host's, not the fabric's
+    [caution] = cautions(comp)  # ... but B's timings may be the host's, not the fabric's
     assert caution.startswith("run B (load 9.8 on 2 CPUs) started on a busy host")
-    assert comp.to_dict()["cautions"] == [caution]
-    both = check_comparability(_run(1, busy), hosts, _run(2, busy), hosts).cautions
+    assert comparability_dict(comp)["cautions"] == [caution]
+    both = cautions(check_comparability(_run(1, busy), hosts, _run(2, busy), hosts))
     assert both and "run A (load 9.8 on 2 CPUs) and run B (load 9.8 on 2 CPUs)" in both[0]
 
 
@@ -159,11 +162,11 @@ def test_seed000_switch_adds_about_013_us(tmp_path):
     assert 0.11 <= lo and hi <= 0.135
     assert all(p.improvement < 0 for p in s.points)  # through the switch is slower at every size
     assert s.points[2].a == 0.77 and s.points[2].b == 0.9
-    assert "Switch adds 0.125 us on average vs B2B" in s.summary("B2B", "Switch")
+    assert "Switch adds 0.125 us on average vs B2B" in words.series_summary(s, "B2B", "Switch")
     claim = example.paper_sentence(s, "B2B", "Switch")  # what the script and examples/README.md say
     assert claim.startswith("Switch is 14.7% slower than B2B on average (12.6% to 16.9% over 11 sizes); not judged")
     # published single numbers: the difference is stated, never called significant
-    assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (one measurement each)" in s.summary()
+    assert all(p.verdict == "not judged" for p in s.points) and "not judged at 11 (one measurement each)" in words.series_summary(s)
     # the runs differ only in their path; nothing else confounds the comparison
     assert [d.key for d in comp.comparability.differences] == ["provenance.path"]
 
@@ -212,3 +215,20 @@ def test_cli_compare_comparable_runs_and_errors(tmp_path):
     assert res.exit_code == 1 and "no run '77'" in res.output
     res = runner.invoke(main, ["--db", str(tmp_path / "c.db"), "compare", str(a.id), str(b.id), "--benchmark", "nope"])
     assert res.exit_code == 2 and "neither run has benchmark 'nope'" in res.output
+
+
+def test_a_fact_that_is_a_figure_differs_only_when_it_reads_differently():
+    """Memory, an uneven ranks per node and a PCIe link are Quantities rounded as they read:
+    12.01 and 12.02 GiB are the same fact ('12 GiB'), 9.5 and 12 GiB are not (words: fact_text)."""
+    from fabricbench.report.words.comparability import comparability_dict, fact_text
+
+    def hosts(gib):
+        return [Host("n1", "d", _facts(memory_bytes=int(gib * 2**30)))]
+
+    prov = {"nodes": 2, "ranks": 3}
+    same = check_comparability(_run(1, prov), hosts(12.01), _run(2, prov), hosts(12.02))
+    assert "memory" not in {d.key for d in same.differences}
+    assert fact_text(run_facts(_run(1, prov), hosts(12.01))["ppn"].value) == "1.5 (uneven)"
+    other = check_comparability(_run(1, prov), hosts(9.5), _run(2, prov), hosts(12.0))
+    [memory] = [d for d in comparability_dict(other)["differences"] if d["key"] == "memory"]
+    assert (memory["a"], memory["b"]) == ("9.5 GiB", "12 GiB")

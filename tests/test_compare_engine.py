@@ -32,11 +32,12 @@ def run(cli, *args):
 def _busy(cli, *run_ids) -> bool:
     """Whether any of the runs started on a busy host (the load lint warns about)."""
     from fabricbench.analysis.lint import check_factors
+    from fabricbench.report.words.lint import what
     from fabricbench.store import open_db
 
     store = open_db(str(cli.db))
     try:
-        return any("host was busy" in f.what for r in run_ids for f in check_factors(store.load(r)))
+        return any("host was busy" in what(f) for r in run_ids for f in check_factors(store.load(r)))
     finally:
         store.close()
 

@@ -105,7 +105,9 @@ def report_comparison(fb, db_path, out, a, b, data):
     store.close()
     assert [(s.definition, p.size, p.verdict) for s in comp.series for p in s.points] == \
         [(s["definition"], p["size"], p["verdict"]) for s in data["series"] for p in s["points"]]
-    assert comp.noise_note() == data["noise_note"] and comp.history_runs == data["history"]["used"]
+    from fabricbench.report.words.compare import noise_note
+
+    assert noise_note(comp) == data["noise_note"] and comp.history_runs == data["history"]["used"]
     fb("report", str(a), str(b), "-o", str(out), "--format", "markdown")
     text = out.read_text()
     text = text[text.index("## Comparison"):].split("\n## ", 1)[0]

@@ -80,6 +80,7 @@ def test_check_passes_a_repeat_and_fails_the_slower_link(lab_runs):
 @pytest.mark.lab
 def test_lab_runs_are_measured_against_their_shaped_rate(lab_runs):
     from fabricbench.analysis.lint import lint
+    from fabricbench.report.words.lint import what
     from fabricbench.analysis.peaks import run_ceiling
     from fabricbench.store import open_db
 
@@ -99,5 +100,5 @@ def test_lab_runs_are_measured_against_their_shaped_rate(lab_runs):
         # still read above it, lint names it (the worst is a sample, never the figure).
         for f in lint([rd]).findings:
             if f.rule == "peak":
-                assert re.search(r"worst: (max|p99|p\d+)", f.what), f.what
+                assert re.search(r"worst: (max|p99|p\d+)", what(f)), what(f)
     store.close()

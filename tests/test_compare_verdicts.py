@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from fabricbench.analysis.compare import Options, compare
+from fabricbench.report.words import compare as words
 from fabricbench.store import Measurement, RunData
 from fabricbench.store.records import Run
 
@@ -47,8 +48,8 @@ def test_a_and_a_again_show_no_difference():
         flagged += len(result.flagged("worse")) + len(result.flagged("better"))
     assert flagged == 0
     s = result.series[0]
-    assert s.summary().startswith("no significant difference at any of the 23 sizes judged")
-    assert result.summary().startswith("Overall: no significant difference between A and B at 23 points")
+    assert words.series_summary(s).startswith("no significant difference at any of the 23 sizes judged")
+    assert words.summary(result).startswith("Overall: no significant difference between A and B at 23 points")
 
 
 def test_a_real_drop_is_flagged_where_it_is_and_nowhere_else():
@@ -60,11 +61,11 @@ def test_a_real_drop_is_flagged_where_it_is_and_nowhere_else():
     worse = sorted(p.size for _s, p in result.flagged("worse"))
     assert worse == [s for s in SIZES if s >= 65536] and not result.flagged("better")
     s = result.series[0]
-    assert s.summary().startswith("B is ") and " worse at 7 of 23 sizes (geometric mean of B/A 0." in s.summary()
+    assert words.series_summary(s).startswith("B is ") and " worse at 7 of 23 sizes (geometric mean of B/A 0." in words.series_summary(s)
     p = next(p for p in s.points if p.size == 1 << 20)
     assert p.statistic == "rate" and p.a == p.ma.value and p.b == p.mb.value  # the figure of record is judged
     assert p.ratio_ci[0] < p.ratio < p.ratio_ci[1] and p.ratio == pytest.approx(0.5, abs=0.05)
-    assert p.p_adjusted < 0.05 and p.short().endswith("worse")
+    assert p.p_adjusted < 0.05 and words.point_short(p).endswith("worse")
 
 
 def test_stalled_windows_that_move_the_rate_alone_are_not_called():
@@ -119,7 +120,7 @@ def test_latency_verdicts_follow_the_direction_rule():
     b = RunData(_run(2), [point("latency", "latency", "us", s, 1.3 * rng.lognormal(0, 0.05, 300)) for s in (0, 8, 64)], [])
     result = compare(a, b)
     assert [p.verdict for _s, p in result.points] == ["worse"] * 3
-    assert result.series[0].points[0].text() == "B is 30% worse"
+    assert words.point_text(result.series[0].points[0]) == "B is 30% worse"
     assert [p.verdict for _s, p in compare(b, a).points] == ["better"] * 3
 
 
@@ -131,8 +132,8 @@ def test_a_stall_at_one_size_is_isolated_not_called():
     b.measurements[spike] = point("bw", "bandwidth", "MB/s", 4096, 200.0 * rng.lognormal(0, 0.04, 200), window=64)
     result = compare(a, b)
     p = next(p for _s, p in result.points if p.size == 4096)
-    assert p.verdict == "isolated" and p.short().startswith("isolated (") and "re-measure" in p.text()
-    assert not result.flagged("worse") and "1 isolated (one size only, re-measure)" in result.summary()
+    assert p.verdict == "isolated" and words.point_short(p).startswith("isolated (") and "re-measure" in words.point_text(p)
+    assert not result.flagged("worse") and "1 isolated (one size only, re-measure)" in words.summary(result)
     # two neighbouring sizes that drop together are a difference
     nxt = spike + 1
     b.measurements[nxt] = point("bw", "bandwidth", "MB/s", 8192, 300.0 * rng.lognormal(0, 0.04, 200), window=64)

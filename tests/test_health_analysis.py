@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from fabricbench.analysis.health import Thresholds, analyse, analyse_metric, host_order, natural_key, row_col_medians
+from fabricbench.report.words.health import evidence, report_dict, verdict_line
 from fabricbench.analysis.health_data import NoAllPairsData, allpairs_from_measurements
 from fabricbench.store.records import Measurement
 
@@ -59,7 +60,7 @@ def problems(report):
 
 def only_problem(report):
     found = problems(report)
-    assert len(found) == 1, [f.evidence for f in found]
+    assert len(found) == 1, [evidence(f) for f in found]
     return found[0]
 
 
@@ -79,7 +80,7 @@ def test_noise_only_gives_no_flags(n, noise):
 def test_healthy_report_says_so():
     report = analyse(labels(8), bandwidth(8), latency(8))
     assert report.healthy and report.exit_status == 0 and report.findings == []
-    assert report.verdict.startswith("HEALTHY: 8 nodes, 56 pairs")
+    assert verdict_line(report).startswith("HEALTHY: 8 nodes, 56 pairs")
     bw = report.summaries["bandwidth"]
     assert bw.median == pytest.approx(BASE_BW, rel=0.05)
     assert bw.min <= bw.p5 <= bw.median <= bw.p95 <= bw.max
@@ -93,15 +94,15 @@ def test_bad_node_both_directions():
     f = only_problem(report)
     assert (f.kind, f.nodes, f.side, f.metric) == ("node", ["n6"], "both", "bandwidth")
     assert f.ratio == pytest.approx(0.5, abs=0.05)
-    assert "n6" in f.evidence and "15 of its 15 links" in f.evidence and "NIC" in f.evidence
+    assert "n6" in evidence(f) and "15 of its 15 links" in evidence(f) and "NIC" in evidence(f)
     assert len(f.pairs) == 30
-    assert report.exit_status == 1 and report.verdict.startswith("PROBLEMS: 1 bad node (n6)")
+    assert report.exit_status == 1 and verdict_line(report).startswith("PROBLEMS: 1 bad node (n6)")
 
 
 def test_bad_node_send_side_only():
     f = only_problem(analyse(labels(12), bandwidth(12, send={2: 0.45})))
     assert (f.kind, f.nodes, f.side) == ("node", ["n3"], "send")
-    assert "only what it sends" in f.evidence
+    assert "only what it sends" in evidence(f)
 
 
 def test_bad_node_receive_side_only():
@@ -115,7 +116,7 @@ def test_node_with_most_links_slow_is_a_node_not_many_links():
     links = {(4, j): 0.4 for j in range(16) if j != 4 and j < 11}
     f = only_problem(analyse(labels(16), bandwidth(16, links=links)))
     assert (f.kind, f.nodes, f.side) == ("node", ["n5"], "send")
-    assert "10 of its 15 links" in f.evidence
+    assert "10 of its 15 links" in evidence(f)
 
 
 def test_bad_link_both_directions():
@@ -123,13 +124,13 @@ def test_bad_link_both_directions():
     assert f.kind == "link" and sorted(f.nodes) == ["n10", "n3"]
     assert set(f.pairs) == {("n3", "n10"), ("n10", "n3")}
     assert f.severity == "critical" and f.ratio == pytest.approx(0.35, abs=0.05)
-    assert "neither node explains it" in f.evidence
+    assert "neither node explains it" in evidence(f)
 
 
 def test_asymmetric_pair_one_direction_slow():
     f = only_problem(analyse(labels(16), bandwidth(16, links={(4, 11): 0.4})))
     assert f.kind == "asymmetric" and f.pairs == [("n5", "n12")]
-    assert "one direction only" in f.evidence
+    assert "one direction only" in evidence(f)
 
 
 def test_asymmetric_pair_without_a_slow_direction():
@@ -160,7 +161,7 @@ def test_latency_bad_node():
     report = analyse(labels(16), bandwidth(16), latency(16, slow={4: 3.0}))
     f = only_problem(report)
     assert (f.kind, f.metric, f.nodes, f.side) == ("node", "latency", ["n5"], "both")
-    assert "3.0x the median latency" in f.evidence
+    assert "3.0x the median latency" in evidence(f)
 
 
 def test_latency_bad_link():
@@ -183,8 +184,8 @@ def test_floor_from_the_catalog_catches_a_uniformly_slow_fabric():
     assert analyse(labels(8), m).healthy
     report = analyse(labels(8), m, thresholds=Thresholds(floor_MBps=6250.0, floor_note="50% of EDR"))
     kinds = {f.kind for f in report.problems}
-    assert "fabric" in kinds and "50% of EDR" in report.problems[0].evidence
-    assert report.verdict.startswith("PROBLEMS: fabric below the floor")
+    assert "fabric" in kinds and "50% of EDR" in evidence(report.problems[0])
+    assert verdict_line(report).startswith("PROBLEMS: fabric below the floor")
 
 
 # ---- retests ------------------------------------------------------------------------------------
@@ -203,14 +204,14 @@ def test_retest_clears_a_busy_moment():
     assert report.healthy and report.exit_status == 0
     (f,) = [f for f in report.findings if f.kind == "transient"]
     assert f.retest == "cleared" and f.severity == "info" and f.values["was"] == "asymmetric"
-    assert "busy moment" in f.evidence
-    assert "1 slow reading cleared by retest" in report.verdict
+    assert "busy moment" in evidence(f)
+    assert "1 slow reading cleared by retest" in verdict_line(report)
 
 
 def test_retest_confirms_a_bad_link():
     m = bandwidth(16, links={(3, 7): 0.5, (7, 3): 0.5})
     f = only_problem(analyse(labels(16), m, retest_bandwidth=retest_of(m, [(3, 7), (7, 3)], factor=0.5)))
-    assert f.kind == "link" and f.retest == "confirmed" and "confirmed alone" in f.evidence
+    assert f.kind == "link" and f.retest == "confirmed" and "confirmed alone" in evidence(f)
 
 
 def test_retest_clears_a_node_slowed_by_a_busy_moment():
@@ -225,7 +226,7 @@ def test_retest_confirms_a_bad_node():
     m = bandwidth(16, send={2: 0.5}, recv={2: 0.5})
     cells = [(2, j) for j in range(16) if j != 2]
     f = only_problem(analyse(labels(16), m, retest_bandwidth=retest_of(m, cells, factor=0.5)))
-    assert f.kind == "node" and f.retest == "confirmed" and "(15 pairs)" in f.evidence
+    assert f.kind == "node" and f.retest == "confirmed" and "(15 pairs)" in evidence(f)
 
 
 def test_finding_without_retest_says_so_when_others_were_retested():
@@ -242,7 +243,7 @@ def test_outliers_cleared_by_retest_leave_a_noisy_fabric_healthy():
     for i, j in hit:
         m[i, j] *= 0.6
     report = analyse(labels(16), m, retest_bandwidth=retest_of(m, hit))
-    assert report.healthy, [f.evidence for f in report.problems]
+    assert report.healthy, [evidence(f) for f in report.problems]
 
 
 # ---- edge cases -----------------------------------------------------------------------------------
@@ -277,7 +278,7 @@ def test_bad_matrix_shape_is_refused():
 
 def test_report_is_json_serialisable():
     report = analyse(labels(8), bandwidth(8, send={1: 0.4}), latency(8))
-    d = json.loads(json.dumps(report.to_dict()))
+    d = json.loads(json.dumps(report_dict(report)))
     assert d["healthy"] is False and d["findings"][0]["kind"] == "node"
     assert d["summary"]["bandwidth"]["pairs"] == 56 and "latency" in d["summary"]
 
@@ -360,7 +361,7 @@ def test_link_ceiling_makes_a_slow_node_a_suspect_in_a_noisy_sweep():
     alone = np.full((4, 4), np.nan)
     alone[2, [0, 1, 3]] = alone[[0, 1, 3], 2] = 28.5
     noisy = analyse(labels(4), m, retest_bandwidth=alone)
-    assert not [f for f in noisy.findings if f.kind == "node"], [f.evidence for f in noisy.findings]
+    assert not [f for f in noisy.findings if f.kind == "node"], [evidence(f) for f in noisy.findings]
     th = Thresholds(ceiling_MBps=125.0)
     f = only_problem(analyse(labels(4), m, retest_bandwidth=alone, thresholds=th))
     assert (f.kind, f.nodes, f.retest) == ("node", ["n3"], "confirmed")
@@ -382,12 +383,30 @@ def test_link_ceiling_of_a_lab_run_is_its_nominal_link_not_the_degraded_node():
 
 def test_latency_on_a_busy_host_is_not_judged():
     from fabricbench.analysis.health import set_aside_busy_latency
+    from fabricbench.analysis.host_state import HostLoad
 
     lat = latency(8, slow={3: 5.0})  # n4's round trips 5x the others'
     report = analyse(labels(8), latency=lat)
     assert [f.nodes for f in report.findings if f.problem] == [["n4"]]
     # load 30 on 2 CPUs with 4 ranks: contention alone moves a round trip up to 289x
-    assert set_aside_busy_latency(report, 289.0, "load 30 on 2 CPUs with 4 ranks") == 1
-    assert report.healthy and "too busy to judge latency" in report.findings[0].evidence
+    assert set_aside_busy_latency(report, 289.0, HostLoad("", 1, 30.0, 2, 4)) == 1
+    assert report.healthy and "too busy to judge latency (load 30.00 on 2 CPUs with 4 ranks:" in evidence(report.findings[0])
     # on a quiet host (factor 1) the same finding stands
-    assert set_aside_busy_latency(analyse(labels(8), latency=lat), 1.0, "quiet") == 0
+    assert set_aside_busy_latency(analyse(labels(8), latency=lat), 1.0, HostLoad("", 1, 0.1, 2, 4)) == 0
+
+
+def test_evidence_is_worded_from_the_finding_and_what_befell_it_in_order():
+    """A finding is figures and clauses (analysis); its one sentence is written by report.words.health,
+    the retest's clause before what other checks add (fabric_routes' cables)."""
+    import re
+
+    m = bandwidth(16, links={(2, 7): 0.3, (7, 2): 0.4})
+    rt = np.full_like(m, np.nan)
+    rt[2, 7], rt[7, 2] = 0.3 * BASE_BW, 0.3 * BASE_BW
+    [f] = analyse(labels(16), m, retest_bandwidth=rt).problems
+    assert f.kind == "link" and [c for c, _x in f.clauses] == ["confirmed"] and f.figures["form"] == "link"
+    f.evidence += "; crosses n3 - sw1"
+    text = evidence(f)
+    assert text.startswith("link n3 <-> n8: bandwidth ") and "neither node explains it" in text, text
+    assert re.search(r"; confirmed alone: \d+% of the expectation \(2 pairs\); crosses n3 - sw1$", text), text
+    assert report_dict(analyse(labels(16), m, retest_bandwidth=rt))["findings"][0]["evidence"].startswith("link n3 <-> n8")

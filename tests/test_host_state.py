@@ -17,7 +17,9 @@ from test_compare_cli import InProcess
 from test_compare_history import SIZES, latency_point
 
 import fabricbench
-from fabricbench.analysis.host_state import allowance, describe_probes, host_shift, sensitivity
+from fabricbench.analysis.host_state import allowance, host_shift, sensitivity
+from fabricbench.report.words.host import probes_text as describe_probes
+from fabricbench.report.words.host import shift_text
 from fabricbench.store import HOST_PROBE, Host
 
 PROV = {"nodes": 1, "ranks": 2, "ppn": 2, "hosts": ["vm"], "mpi_library": "Open MPI 4.1", "repeat": 3}
@@ -52,7 +54,7 @@ def test_a_state_flip_is_seen_and_a_steady_host_is_not():
     rng = np.random.default_rng(3)
     flip = host_shift(probes(FAST, rng=rng), probes(SLOW, rng=rng), "latency", "latency")
     assert flip is not None and flip.figure == "c2c_us" and 3.0 < flip.factor < 4.3 and flip.p < 0.01
-    assert "round trip between two cores took" in flip.describe() and "in B (" in flip.describe()
+    assert "round trip between two cores took" in shift_text(flip) and "in B (" in shift_text(flip)
     assert host_shift(probes(SLOW, rng=rng), probes(SLOW, rng=rng), "latency", "latency") is None
     # the benchmark's own launches count: A's bw launches were slow like all of B's
     a = probes(FAST, "latency", rng=rng) + probes(SLOW, "bw", rng=rng)

@@ -4,6 +4,7 @@ ceiling, fabric scans get no MPI or figure rules, and a run fabricbench made is 
 from __future__ import annotations
 
 from fabricbench.analysis.lint import lint
+from fabricbench.report.words.lint import fix, what
 from fabricbench.store import Host, Measurement, Run, RunData
 
 
@@ -17,7 +18,7 @@ def hpcc(test, metric, unit, value):
 
 
 def texts(result):
-    return [f"{f.rule}: {f.what} -- {f.fix}" for f in result.findings]
+    return [f"{f.rule}: {what(f)} -- {fix(f)}" for f in result.findings]
 
 
 def test_hpcc_memory_and_compute_figures_are_not_held_to_the_link():
@@ -30,18 +31,18 @@ def test_hpcc_memory_and_compute_figures_are_not_held_to_the_link():
     # a ring figure above the line is still flagged, and only it
     ms.append(hpcc("NaturallyOrderedRingBandwidth_GBytes", "bandwidth", "MB/s", 900.0))
     peak = [f for f in lint([rd]).findings if f.rule == "peak"]
-    assert len(peak) == 1 and "1 bandwidth points" in peak[0].what and "900.0 MB/s" in peak[0].what, texts(lint([rd]))
+    assert len(peak) == 1 and "1 bandwidth points" in what(peak[0]) and "900.0 MB/s" in what(peak[0]), texts(lint([rd]))
 
 
 def test_a_run_fabricbench_made_is_not_told_to_measure_with_fabricbench():
     rd = RunData(run("hpcc", provenance={"hosts": ["a", "b"]}), [hpcc("StarDGEMM_Gflops", "flops", "Gflop/s", 40.0)], [])
-    mpi = [f for f in lint([rd]).findings if "MPI library" in f.what]
-    assert len(mpi) == 1 and "measure with fabricbench" not in mpi[0].fix and "hpcc run" in mpi[0].fix
+    mpi = [f for f in lint([rd]).findings if "MPI library" in what(f)]
+    assert len(mpi) == 1 and "measure with fabricbench" not in fix(mpi[0]) and "hpcc run" in fix(mpi[0])
     imp = RunData(run("import", provenance={"import": {"format": "osu", "tool": "osu"}, "hosts": ["a", "b"]}),
                   [Measurement("latency", {"size": 8}, "latency", "us", value=1.0)], [])
-    assert any("measure with fabricbench" in f.fix for f in lint([imp]).findings if "MPI library" in f.what)
+    assert any("measure with fabricbench" in fix(f) for f in lint([imp]).findings if "MPI library" in what(f))
     tagged = RunData(run("hpcc", tags={"mpi": "openmpi-4.1"}), rd.measurements, [])
-    assert not [f for f in lint([tagged]).findings if "MPI library" in f.what]
+    assert not [f for f in lint([tagged]).findings if "MPI library" in what(f)]
 
 
 def test_fabric_scans_and_non_mpi_tools_get_no_mpi_rules():
@@ -50,4 +51,4 @@ def test_fabric_scans_and_non_mpi_tools_get_no_mpi_rules():
     assert lint([fabric]).findings == []
     iperf = RunData(run("import", provenance={"import": {"format": "iperf3", "tool": "iperf3"}, "hosts": ["a", "b"]}),
                     [Measurement("iperf3", {"size": 131072}, "bandwidth", "MB/s", value=100.0, median=100.0, n=10)], [])
-    assert not [f for f in lint([iperf]).findings if "MPI" in f.what or "rank count" in f.what], texts(lint([iperf]))
+    assert not [f for f in lint([iperf]).findings if "MPI" in what(f) or "rank count" in what(f)], texts(lint([iperf]))

@@ -13,25 +13,45 @@
   facts that differ.
 
 Everything is defensive: imported runs have little provenance, and missing keys are simply
-"not recorded". Nothing here prints.
+"not recorded". Nothing here prints: a fact's value is the recorded text, or a ``Quantity`` (memory,
+an uneven ranks per node, a PCIe link) that ``report.words.comparability`` writes out, as it writes
+the cautions.
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from fabricbench import numbers
 from fabricbench.analysis.peaks import choose_fabric, pcie_link
 
 MISSING = None
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A fact that is a figure: `kind` says what ("memory_gib", "ppn_uneven", "pcie"), `value` is rounded
+    as it is shown (to `decimals`), so two facts are equal when they read the same; `detail`: what else
+    the words need (a PCIe link's name and NIC)."""
+
+    kind: str
+    value: float
+    decimals: int = 0
+    detail: Tuple[str, ...] = ()
+
+
+class Several(tuple):
+    """The values of a fact when hosts disagree, in first-seen order (shown 'x, y')."""
+
+
+FactValue = Union[str, Quantity, Several]
 
 
 @dataclass
 class Fact:
     key: str
     label: str
-    value: Optional[str]
+    value: Optional[FactValue]
     why: str = ""  # why it can confound a comparison
 
 
@@ -39,31 +59,29 @@ class Fact:
 class Difference:
     key: str
     label: str
-    a: Optional[str]
-    b: Optional[str]
+    a: Optional[FactValue]
+    b: Optional[FactValue]
     why: str = ""
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"key": self.key, "label": self.label, "a": self.a, "b": self.b, "why": self.why}
+
+@dataclass(frozen=True)
+class BusyHost:
+    """A run's host was busy when the run started: its 1-minute load average over half its CPUs."""
+
+    load: float
+    cpus: int
 
 
 @dataclass
 class Comparability:
     differences: List[Difference] = field(default_factory=list)
     not_recorded: List[str] = field(default_factory=list)  # labels recorded for neither run
-    cautions: List[str] = field(default_factory=list)  # not a difference of configuration, but a reason to doubt
+    # not a difference of configuration, but a reason to doubt: the sides ("A", "B") that started busy
+    busy: List[Tuple[str, BusyHost]] = field(default_factory=list)
 
     @property
     def comparable(self) -> bool:
         return not self.differences
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "comparable": self.comparable,
-            "differences": [d.to_dict() for d in self.differences],
-            "not_recorded": self.not_recorded,
-            "cautions": self.cautions,
-        }
 
 
 # -- helpers -----------------------------------------------------------------------
@@ -89,13 +107,25 @@ def _text(v: Any) -> Optional[str]:
     return str(v)
 
 
-def _summarise(values: Iterable[Any]) -> Optional[str]:
-    """One value, or 'x, y' when hosts disagree (in first-seen order); None when nowhere recorded."""
-    seen = list(dict.fromkeys(t for t in (_text(v) for v in values) if t is not None))
-    return ", ".join(seen) if seen else None
+def _summarise(values: Iterable[Any]) -> Optional[FactValue]:
+    """One value, or 'x, y' when hosts disagree (in first-seen order; ``Several`` when a figure is
+    among them); None when nowhere recorded."""
+    seen = list(dict.fromkeys(t for t in (v if isinstance(v, Quantity) else _text(v) for v in values)
+                              if t is not None))
+    if not seen:
+        return None
+    if all(isinstance(t, str) for t in seen):
+        return ", ".join(seen)
+    return seen[0] if len(seen) == 1 else Several(seen)
 
 
-human_bytes = numbers.gib  # memory per node: '12 GiB', '1.5 GiB'; None when unknown
+def memory(n: Any) -> Optional[Quantity]:
+    """Memory per node in GiB, as it reads: whole from 10 GiB up, else one decimal; None when unknown."""
+    if not isinstance(n, (int, float)) or isinstance(n, bool) or n <= 0:
+        return None
+    g = n / 2**30
+    decimals = 0 if g >= 10 else 1
+    return Quantity("memory_gib", round(g, decimals), decimals)
 
 
 def _host_list(run: Any, hosts: Sequence[Any]) -> List[str]:
@@ -120,17 +150,17 @@ def _ranks(run: Any) -> Optional[int]:
     return run.ranks if isinstance(run.ranks, int) and run.ranks > 0 else None
 
 
-def _ppn(run: Any, hosts: Sequence[Any]) -> Optional[str]:
+def _ppn(run: Any, hosts: Sequence[Any]) -> Optional[FactValue]:
     ppn = _get(run.provenance, "ppn")
     if isinstance(ppn, int) and ppn > 0:
         return str(ppn)
     ranks, nodes = _ranks(run), _nodes(run, hosts)
     if ranks and nodes:
-        return str(ranks // nodes) if ranks % nodes == 0 else f"{numbers.fixed(ranks / nodes, 1)} (uneven)"
+        return str(ranks // nodes) if ranks % nodes == 0 else Quantity("ppn_uneven", round(ranks / nodes, 1), 1)
     return None
 
 
-def _host_values(hosts: Sequence[Any], fn: Callable[[Dict[str, Any]], Any]) -> Optional[str]:
+def _host_values(hosts: Sequence[Any], fn: Callable[[Dict[str, Any]], Any]) -> Optional[FactValue]:
     return _summarise(fn(_facts(h)) for h in hosts)
 
 
@@ -190,9 +220,9 @@ def _link(f: Dict[str, Any]) -> Optional[str]:
     return "; ".join(f"{n.get('name')}: {n.get('speed_mbps')} Mb/s" for n in nics) or None
 
 
-def _pcie(f: Dict[str, Any]) -> Optional[str]:
+def _pcie(f: Dict[str, Any]) -> Optional[Quantity]:
     link = pcie_link(f)
-    return f"{link.name} ({numbers.grouped(link.data_rate_MBps)} MB/s) on {link.nic}" if link else None
+    return Quantity("pcie", round(link.data_rate_MBps), 0, (link.name, link.nic)) if link else None
 
 
 def _firmware(f: Dict[str, Any]) -> Optional[str]:
@@ -218,7 +248,7 @@ _FIXED: List[tuple] = [
     ("cores", "Cores per node", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "cores")), "cores per node change memory bandwidth per core"),
     ("threads", "Hardware threads per node", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "threads")), "SMT changes how ranks share cores"),
     ("governor", "CPU frequency governor", lambda r, h: _host_values(h, lambda f: _get(f, "cpu", "governor")), "power-saving governors add latency"),
-    ("memory", "Memory per node", lambda r, h: _host_values(h, lambda f: human_bytes(f.get("memory_bytes"))), "memory size and speed affect large messages"),
+    ("memory", "Memory per node", lambda r, h: _host_values(h, lambda f: memory(f.get("memory_bytes"))), "memory size and speed affect large messages"),
     ("numa_nodes", "NUMA nodes", lambda r, h: _host_values(h, lambda f: f.get("numa_nodes")), "NUMA layout changes which ranks are near the NIC"),
     ("os", "OS", lambda r, h: _host_values(h, lambda f: f.get("os")), "OS and its drivers differ"),
     ("kernel", "Kernel", lambda r, h: _host_values(h, lambda f: f.get("kernel")), "kernel version changes drivers and scheduling"),
@@ -327,14 +357,14 @@ def _abbreviate(names: List[str], limit: int = 8) -> Optional[str]:
 _NOT_CONFOUNDS = frozenset({"hosts"})
 
 
-def busy_host(run: Any) -> Optional[str]:
-    """"load 9.8 on 2 CPUs" when the run started on a host whose 1-minute load average was over half
+def busy_host(run: Any) -> Optional[BusyHost]:
+    """The host's load when the run started on a host whose 1-minute load average was over half
     its CPUs (other work shared its cores), else None. From the run's provenance ``host_load``."""
     prov = getattr(run, "provenance", None) or {}
     load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
     avg, cpus = load.get("loadavg_1m"), load.get("cpus")
     if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0 and avg > 0.5 * cpus:
-        return f"load {numbers.short(avg)} on {cpus} CPUs"
+        return BusyHost(avg, cpus)
     return None
 
 
@@ -357,11 +387,7 @@ def check_comparability(run_a: Any, hosts_a: Sequence[Any], run_b: Any, hosts_b:
             if va is None or vb is None:
                 why = (why + "; " if why else "") + f"recorded for {'B' if va is None else 'A'} only"
             result.differences.append(Difference(key, fact.label, va, vb, why))
-    busy = [f"{side} ({note})" for side, run in (("A", run_a), ("B", run_b)) for note in [busy_host(run)] if note]
-    if busy:
-        result.cautions.append(f"run {' and run '.join(busy)} started on a busy host: other work shared its cores, so "
-                               "its timings can differ for reasons that are not the fabric; repeat on an idle host, or "
-                               "compare against several runs (a baseline) so that run-to-run noise is measured")
+    result.busy = [(side, busy) for side, run in (("A", run_a), ("B", run_b)) for busy in [busy_host(run)] if busy]
     return result
 
 

@@ -45,22 +45,21 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from fabricbench.analysis import stats
-from fabricbench.analysis.direction import change_words, describe, describe_ratio, improvement, lower_is_better
+from fabricbench.analysis.direction import improvement, lower_is_better
 from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, busy_factor,
-                                             host_shift, same_hosts, sensitivity, stall_us)
+                                             host_shift, same_hosts, sensitivity)
 from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
-from fabricbench.numbers import factor, fraction_pct, number
-from fabricbench import numbers
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
-HOST_BUSY_TEXT = "host too busy to judge"
+# The sentences of a comparison (a point's verdict, a series' summary, the overall line, the notes on
+# the noise and the host, the JSON with them) are written in report.words.compare.
 
 
 @dataclass(frozen=True)
@@ -69,11 +68,6 @@ class Options:
     alpha: float = 0.05
     correction: str = "holm"  # or "bh"
     level: float = 0.95  # confidence level of the intervals shown
-
-    def describe(self) -> str:
-        name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(self.correction, self.correction)
-        return f"{name}-corrected at {numbers.short(self.alpha)}, threshold {numbers.short(self.min_effect * 100)}%"
-
 
 @dataclass
 class PointComparison:
@@ -91,7 +85,9 @@ class PointComparison:
     p_adjusted: Optional[float] = None
     significant: Optional[bool] = None  # None: not judged
     verdict: str = "not judged"  # better, worse, isolated, host changed, host busy, below threshold, no significant difference, not judged
-    reason: str = ""
+    reason: str = ""  # why, in words, when no figure is in it (report.words.compare.reason words the rest)
+    held_by: Any = field(default=None, repr=False, compare=False)  # the HostShift or HostLoad that held the call
+    held_factor: Optional[float] = None  # how much the busy host (held_by, a HostLoad) can move this figure
     log_se: Optional[float] = None
     log_ratio: Optional[float] = None  # the ln B/A tested and shown: of each side's launches' median
     single: bool = False  # one figure on each side and no spread: shown side by side, never judged
@@ -106,36 +102,9 @@ class PointComparison:
     def flagged(self) -> bool:
         return self.verdict in ("better", "worse")
 
-    def text(self, b_name: str = "B") -> str:
-        """The verdict as a table shows it: 'B is 17% worse', 'no significant difference', ..."""
-        if self.flagged:
-            return describe_ratio(self.ratio, self.metric, b_name)
-        if self.verdict == "below threshold":
-            return f"{describe(self.improvement, b_name)}: below the threshold"
-        if self.verdict == "isolated":
-            return f"{describe_ratio(self.ratio, self.metric, b_name)} at this size only: {self.reason}"
-        if self.verdict == "host changed":
-            return f"{describe_ratio(self.ratio, self.metric, b_name)}, no more than the host itself changed"
-        if self.verdict == HOST_BUSY:
-            return f"{HOST_BUSY_TEXT} ({describe_ratio(self.ratio, self.metric, b_name)}; {self.reason})"
-        if self.verdict == "no significant difference":
-            return "no significant difference"
-        return f"not judged: {self.reason}"
-
-    def short(self) -> str:
-        """The verdict in a few words for a table column: '17% worse', '2.1x better', 'not significant'."""
-        if self.flagged:
-            return change_words(self.ratio, self.metric)
-        if self.verdict in ("isolated", "host changed", HOST_BUSY):
-            word = "host too busy" if self.verdict == HOST_BUSY else self.verdict
-            return f"{word} ({change_words(self.ratio, self.metric)})"
-        return {"below threshold": "below threshold", "no significant difference": "not significant"}.get(
-            self.verdict, "not judged")
-
     def to_dict(self) -> Dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("ma", "mb")}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("ma", "mb", "held_by", "held_factor")}
         d["diff"] = self.diff
-        d["text"] = self.text()
         return d
 
 
@@ -196,71 +165,6 @@ class SeriesComparison:
         pts = [p for p in self.flagged(verdict) if p.ratio]
         return stats.geometric_mean_ci([p.ratio for p in pts], log_se=[p.log_se or 0.0 for p in pts])
 
-    def summary(self, a_name: str = "A", b_name: str = "B") -> str:
-        """One sentence: what differs, by how much, over how many points, or that nothing does."""
-        n = len(self.points)
-        if not n:
-            return "no points to compare."
-        what = "sizes" if any(p.size is not None for p in self.points) else "points"
-        judged = self.judged
-        parts = []
-        for verdict in ("worse", "better"):
-            pts = self.flagged(verdict)
-            if pts:
-                gm = self.geometric_mean(verdict)
-                head = describe_ratio(gm[0], self.metric, b_name)
-                parts.append(f"{head} at {len(pts)} of {n} {what} (geometric mean of {b_name}/{a_name} "
-                             f"{factor(gm[0])}, 95% CI {factor(gm[1])}-{factor(gm[2])})")
-        isolated = sum(1 for p in judged if p.verdict == "isolated")
-        host = sum(1 for p in judged if p.verdict == "host changed")
-        busy = sum(1 for p in judged if p.verdict == HOST_BUSY)
-        rest = len(judged) - sum(1 for p in judged if p.flagged) - isolated - host - busy
-        if parts:
-            text = "; ".join(parts)
-            if rest:
-                text += f"; no significant difference at {rest}"
-        elif rest:
-            text = f"no significant difference at {'any of the' if rest > 1 else 'the'} {rest} {what} judged"
-        elif not judged:
-            text = self._absolute(self.points, a_name, b_name) or "nothing to judge"
-        else:
-            text = "no confirmed difference"
-        if host:
-            text += (f"; {host} {what} changed no more than the host itself "
-                     f"({number(self.host_shift.factor)}x, see below)")
-        if busy:
-            text += f"; {HOST_BUSY_TEXT} at {busy} {what} (they changed no more than the busy host can move them)"
-        if isolated:
-            text += f"; isolated differences at {isolated} (one size only, re-measure)"
-        unjudged = n - len(judged)
-        if unjudged:
-            reasons = sorted({p.reason for p in self.points if p.significant is None})
-            text += f"; not judged at {unjudged} ({', '.join(reasons)})"
-        if self.judged and (self.run_noise >= 0.01 or self.noise_from != "curve"):
-            text += f"; {self.noise_text()}"
-        return text + "."
-
-    def noise_text(self) -> str:
-        """'run-to-run noise about 2.9% (from 6 earlier runs of the same configuration)'."""
-        where = {"history": f"from {self.history_runs} earlier runs of the same configuration",
-                 "replicates": "between the replicate runs", "launches": "between launches only",
-                 "curve": "along the curve"}[self.noise_from]
-        return f"run-to-run noise about {fraction_pct(self.run_noise)} ({where})"
-
-    def _absolute(self, pts: Sequence[PointComparison], a_name: str, b_name: str) -> str:
-        d = self._diffs(pts)
-        if not d:
-            return ""
-        md = sum(d) / len(d)
-        if self.lower_is_better:
-            verb = "adds" if md > 0 else "saves"
-        else:
-            verb = "gains" if md > 0 else "loses"
-        text = f"{b_name} {verb} {_fmt(abs(md))} {self.unit} on average vs {a_name}"
-        if len(d) > 1:
-            text += f" ({_fmt(min(d))} to {_fmt(max(d))} {self.unit} over {len(d)} sizes)"
-        return text
-
     def to_dict(self) -> Dict[str, Any]:
         return {
             "definition": self.definition,
@@ -280,12 +184,8 @@ class SeriesComparison:
             "worse": len(self.flagged("worse")),
             "better": len(self.flagged("better")),
             "judged": len(self.judged),
-            "summary": self.summary(),
             "points": [p.to_dict() for p in self.points],
         }
-
-
-_fmt = number  # the one number formatter (fabricbench.numbers)
 
 
 # -- one point --------------------------------------------------------------------------
@@ -524,7 +424,7 @@ def _allow_for_host(s: SeriesComparison, options: Options) -> None:
         change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
         if change <= allowance(s.host_shift, options.min_effect, follows):
             pc.verdict = "host changed"
-            pc.reason = s.host_shift.describe()
+            pc.reason, pc.held_by = "", s.host_shift
 
 
 def _allow_for_busy_host(s: SeriesComparison, busy: Optional[HostLoad], options: Options) -> None:
@@ -547,9 +447,7 @@ def _allow_for_busy_host(s: SeriesComparison, busy: Optional[HostLoad], options:
         change = min(abs(math.log(pc.ratio)), abs(pc.log_ratio) if pc.log_ratio is not None else math.inf)
         if change <= limit:
             pc.verdict = HOST_BUSY
-            factor = busy_factor(busy, sample)
-            pc.reason = (f"{busy.describe()}: contention alone can move this figure "
-                         + (f"{number(factor)}x" if math.isfinite(factor) else "without bound"))
+            pc.reason, pc.held_by, pc.held_factor = "", busy, busy_factor(busy, sample)
 
 
 def sample_us(pc: PointComparison) -> Optional[float]:
@@ -631,15 +529,6 @@ class Comparison:
         """The series that are not all single figures (those are shown together, see ``single_valued``)."""
         return [s for s in self.series if not all(p.single for p in s.points)]
 
-    def cannot_judge(self) -> str:
-        """The line that goes with the single figures (empty when there are none)."""
-        if not self.single_valued:
-            return ""
-        kinds = {getattr(r, "kind", None) for r in (self.a_runs or [self.a]) + (self.b_runs or [self.b])}
-        how = ("measure with --repeat N" if kinds <= REPEATABLE else
-               "measure each side 3 or more times and compare the runs as replicates: compare A1,A2,A3 B1,B2,B3")
-        return f"{ONE_EACH}: significance cannot be judged ({how})"
-
     def point_of(self, m: Any) -> Optional[Tuple[SeriesComparison, PointComparison]]:
         """The comparison a measurement of A or B took part in (None when it found no partner)."""
         for s, p in self.points:
@@ -650,44 +539,6 @@ class Comparison:
     @property
     def mismatch_text(self) -> str:
         return mismatch_paragraph(self.mismatches)
-
-    def summary(self, a_name: str = "A", b_name: str = "B") -> str:
-        total = len(self.points)
-        if not total:
-            return "No common points to compare."
-        worse, better = len(self.flagged("worse")), len(self.flagged("better"))
-        judged = sum(1 for _s, p in self.points if p.significant is not None)
-        unjudged = total - judged
-        tail = f" ({self.options.describe()}; {self.tested} points tested)" if self.tested else ""
-        isolated = len(self.flagged("isolated"))
-        single = len(self.single_valued)
-        busy = len(self.flagged(HOST_BUSY))
-        quiet = judged - isolated - len(self.flagged("host changed")) - busy
-        if not worse and not better and not quiet:
-            # nothing was judged the same: never "no significant difference"
-            if single == total:
-                return f"Overall: {self.cannot_judge()}."
-            text = f"Overall: no difference between {a_name} and {b_name} could be called"
-            if busy and busy == judged:
-                text = f"Overall: {HOST_BUSY_TEXT} at {busy} point{'s' if busy != 1 else ''} ({self.busy.describe()})"
-        elif not worse and not better:
-            text = (f"Overall: no significant difference between {a_name} and {b_name} "
-                    f"at {quiet} point{'s' if quiet != 1 else ''}")
-        else:
-            text = f"Overall: {b_name} is worse at {worse} and better at {better} of {total} points"
-            rest = judged - worse - better - isolated - len(self.flagged("host changed")) - busy
-            if rest:
-                text += f"; no significant difference at {rest}"
-        if isolated:
-            text += f"; {isolated} isolated (one size only, re-measure)"
-        host = len(self.flagged("host changed"))
-        if host:
-            text += f"; {host} changed no more than the host itself did"
-        if busy and busy != judged:
-            text += f"; {busy} differ{'s' if busy == 1 else ''} by no more than the busy host can move a figure ({HOST_BUSY_TEXT})"
-        if unjudged:
-            text += f"; {unjudged} not judged" + (f" ({single} {ONE_EACH})" if single else "")
-        return text + tail + "."
 
     @property
     def noise_from(self) -> str:
@@ -702,82 +553,6 @@ class Comparison:
         """The stored replicate runs that took part (ids), when there were enough of them."""
         found = {r.id: r for r in self.history_a + self.history_b}
         return sorted(found) if any(s.noise_from == "history" for s in self.series) else []
-
-    def noise_note(self, history_ignored: Optional[bool] = None) -> str:
-        """Where the run-to-run noise came from, in a sentence or two (empty when nothing was judged);
-        `history_ignored`: stored runs were not looked at (``--no-history``)."""
-        if not any(s.judged for s in self.series):
-            return ""
-        source = self.noise_from
-        if source == "history":
-            ids = self.history_runs
-            return (f"Run-to-run noise: from {len(ids)} earlier runs of the same configuration "
-                    f"(runs {_id_list(ids)}): how much identical runs made at different times differ.")
-        if source == "replicates":
-            return "Run-to-run noise: from the spread between the replicate runs compared."
-        offered = len({r.id for r in self.history_a + self.history_b})
-        stored = (f" Only {offered} other run of the same configuration is stored; {MIN_HISTORY} would be used."
-                  if 0 < offered < MIN_HISTORY else "")
-        if self.history_ignored if history_ignored is None else history_ignored:
-            stored = " Stored runs of the same configuration were not looked at (--no-history)."
-        if source == "launches":
-            return ("Run-to-run noise: from the spread between each run's launches, taken to vary from run to run "
-                    "at least as much again (no earlier runs of this configuration to measure it); identical runs "
-                    "made at different times can differ by more still (the host's state can hold for a whole run)."
-                    + stored + " To allow for it, keep 2 or more other runs of the same configuration in this "
-                    "database (compare finds them), compare against several runs (baseline set NAME RUN RUN RUN), "
-                    "or rerun both to confirm a difference.")
-        return ("Run-to-run noise: estimated from the jitter between neighbouring sizes (one launch per run)."
-                + stored)
-
-    def host_note(self) -> str:
-        """What the host probe and load say, when the host itself changed between the runs or was too
-        busy and that kept points from being called (else empty: the series' ``host_shift`` still says how it moved)."""
-        busy = self.flagged(HOST_BUSY)
-        note = ""
-        if busy:
-            note = (f"The host was too busy to judge: {self.busy.describe()}, so two communicating ranks could run "
-                    f"{number(self.busy.factor)}x slower from the contention alone, and one sample can wait "
-                    f"{number(stall_us(self.busy) / 1000.0)} ms for a CPU. {len(busy)} point"
-                    f"{'s' if len(busy) != 1 else ''} that changed no more than that are not called "
-                    "(\"host too busy to judge\"). To compare the fabric, rerun both on a quieter host.")
-        held = self.flagged("host changed")
-        if not held:
-            return note
-        worst = max({id(sc): sc for sc, _p in held}.values(), key=lambda sc: sc.host_shift.log_shift)
-        where = "" if all(sc.host_shift for sc in self.series) else f" (during {worst.benchmark_a})"
-        return (f"The host itself changed state between the runs: {worst.host_shift.describe()}{where}. "
-                f"{len(held)} point{'s' if len(held) != 1 else ''} that changed no more than the host did "
-                "are not attributed to the fabric (\"host changed\"). To compare the fabric, rerun both while "
-                "the host is in one state." + (" " + note if note else ""))
-
-    def to_dict(self) -> Dict[str, Any]:
-        def run_info(r):
-            return {"id": r.id, "uuid": r.uuid, "name": r.name, "label": r.label, "tags": r.tags}
-
-        return {
-            "a": run_info(self.a),
-            "b": run_info(self.b),
-            "a_runs": [r.id for r in self.a_runs or [self.a]],
-            "b_runs": [r.id for r in self.b_runs or [self.b]],
-            "options": asdict(self.options),
-            "comparability": self.comparability.to_dict(),
-            "summary": self.summary(),
-            "tested": self.tested,
-            "noise_from": self.noise_from,
-            "history_runs": len(self.history_runs),
-            "history": {"a": [r.id for r in self.history_a], "b": [r.id for r in self.history_b],
-                        "used": self.history_runs},
-            "noise_note": self.noise_note(),
-            "host_note": self.host_note(),
-            "host_busy": self.busy.to_dict() if self.busy else None,
-            "series": [s.to_dict() for s in self.series],
-            "single_valued": [single_row(s, p) for s, p in self.single_valued],
-            "cannot_judge": self.cannot_judge(),
-            "mismatches": [m.to_dict() for m in self.mismatches],
-            "not_compared": self.mismatch_text,
-        }
-
 
 OK, WORSE, CANNOT_JUDGE = "ok", "worse", "cannot judge"
 EXIT_STATUS = {OK: 0, WORSE: 1, CANNOT_JUDGE: 3}  # 2: the runs share no point (a usage error)
@@ -799,10 +574,6 @@ class CheckVerdict:
     @property
     def exit_status(self) -> int:
         return EXIT_STATUS[self.status]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"status": self.status, "exit_status": self.exit_status, "worse": len(self.worse),
-                "held": [describe_point(s, p) for s, p in self.held], "judged": self.judged}
 
 
 def check_verdict(result: "Comparison") -> CheckVerdict:
@@ -882,7 +653,7 @@ def compare_pairs(pairs: Sequence[Pair], options: Options = Options(),
     for pc, padj in zip(tested, adjust([pc.p for pc in tested])):
         pc.p_adjusted = padj
         pc.significant = padj < options.alpha
-        pc.reason = f"p={numbers.short(padj, 2)} after correction"
+        pc.reason = ""  # its p-value after correction says why (report.words.compare.reason)
     for s in groups.values():
         for pc in s.points:
             _decide(pc, options)
@@ -1032,17 +803,6 @@ def _history_points(side: Sequence[Any], history: Sequence[Any], benchmark: Opti
     return {id(p.a): p.b_reps for p in match(list(side), list(history), benchmark).pairs}
 
 
-def _id_list(ids: Sequence[int]) -> str:
-    """1, 2, 3, 5 -> '1-3, 5'."""
-    spans: List[List[int]] = []
-    for i in sorted(ids):
-        if spans and i == spans[-1][1] + 1:
-            spans[-1][1] = i
-        else:
-            spans.append([i, i])
-    return ", ".join(f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in spans)
-
-
 def figure_name(s: SeriesComparison, p: PointComparison) -> str:
     """What a reader calls a point's figure: an HPCC summary key by its name ('ring bandwidth,
     random order'), else the series title and the size."""
@@ -1061,10 +821,3 @@ def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
     way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
     return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
             "improvement": p.improvement, "direction": way, "metric": s.metric}
-
-
-def describe_point(s: SeriesComparison, p: PointComparison) -> str:
-    """'bw 4M: B is 52% worse (B/A 0.48)' - how check names a point."""
-    where = f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
-    ratio = f" (B/A {factor(p.ratio)})" if p.ratio is not None else ""
-    return f"{where}: {p.text()}{ratio}"

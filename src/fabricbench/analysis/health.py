@@ -46,6 +46,10 @@ The rules (thresholds are parameters, defaults in ``Thresholds``):
 Severity: ``critical`` below half the expectation (or the floor), ``warning`` otherwise,
 ``info`` for transient findings and notes. A report is healthy when no finding is
 ``warning`` or ``critical``.
+
+A finding is its kind, nodes, ratio and figures, and the clauses that befell it since (a retest, a
+bad node that explains it, a host too busy to judge); ``report.words.health`` writes its evidence
+and the verdict line from them.
 """
 from __future__ import annotations
 
@@ -57,8 +61,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from fabricbench.analysis.verdict import Verdict
-from fabricbench.numbers import number, percent
-from fabricbench import numbers
 
 MAD_SCALE = 1.4826  # MAD -> standard deviation for normal noise
 MIN_NODES_FOR_NODES = 3  # with 2 nodes a slow pair cannot be told from a slow node
@@ -74,7 +76,8 @@ class Thresholds:
     asymmetry: float = 0.6  # the slower direction below this share of the faster
     z: float = 3.5  # and this many robust standard deviations away (noise guard)
     floor_MBps: Optional[float] = None  # absolute bandwidth floor, e.g. 50% of the link rate
-    floor_note: str = ""  # where the floor comes from, for the evidence
+    floor_note: str = ""  # where the floor comes from, in words, for the evidence (or `floor_of`)
+    floor_of: Optional[Tuple[float, str, float]] = None  # (percent, fabric, its MB/s) the floor is a share of
     ceiling_MBps: Optional[float] = None  # bandwidth: what one link carries at most (the run's known link)
     max_findings: int = 50  # link/asymmetry findings listed (the rest are counted)
 
@@ -88,21 +91,25 @@ class Finding:
     severity: str  # critical, warning, info
     metric: str  # bandwidth, latency
     nodes: List[str]
-    evidence: str
+    evidence: str = ""  # what other checks add in words, after the finding's own ("; crosses ...")
     ratio: Optional[float] = None  # measured / expected as a speed: < 1 is worse
     side: Optional[str] = None  # node: send, receive, both
     pairs: List[Tuple[str, str]] = field(default_factory=list)
     retest: Optional[str] = None  # confirmed, cleared, not retested; None without retest data
     values: Dict[str, Any] = field(default_factory=dict)
+    # What the evidence is made of (report.words.health words it): the figures of its kind ...
+    figures: Dict[str, Any] = field(default_factory=dict)
+    # ... and what befell it since, in order: (clause, its figures), e.g. ("confirmed", {"alone": 0.4, ...})
+    clauses: List[Tuple[str, Dict[str, Any]]] = field(default_factory=list)
 
     @property
     def problem(self) -> bool:
         return self.severity in ("warning", "critical")
 
-    def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
-        d["pairs"] = [list(p) for p in self.pairs]
-        return d
+    @property
+    def first_kind(self) -> str:
+        """The kind it was found as (a transient finding was a node, link or asymmetric pair)."""
+        return self.values.get("was", self.kind) if self.kind == "transient" else self.kind
 
 
 @dataclass
@@ -136,20 +143,16 @@ class HealthReport(Verdict):
     thresholds: Thresholds
     omitted: int = 0  # link/asymmetry findings beyond max_findings
 
-    @property
-    def verdict(self) -> str:
-        return verdict_line(self)
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "healthy": self.healthy,
-            "verdict": self.verdict,
-            "nodes": self.nodes,
-            "findings": [f.to_dict() for f in self.findings],
-            "omitted_findings": self.omitted,
-            "summary": {k: v.to_dict() for k, v in self.summaries.items()},
-            "thresholds": asdict(self.thresholds),
-        }
+    def names(self, kind: str) -> List[str]:
+        """The problems of a kind by name, first seen first: 'n3' (node), 'n1<->n2' (link), 'n1->n2'."""
+        names: List[str] = []
+        for f in self.problems:
+            if f.kind != kind:
+                continue
+            name = f.nodes[0] if kind == "node" else f"{f.nodes[0]}{'<->' if kind == 'link' else '->'}{f.nodes[1]}"
+            if name not in names:
+                names.append(name)
+        return names
 
 
 # ---- robust statistics ----------------------------------------------------------------------
@@ -224,13 +227,6 @@ def row_col_medians(m: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 # ---- one metric -----------------------------------------------------------------------------
 
-_fmt = number  # the one number formatter (fabricbench.numbers)
-
-
-def _pct(r: float) -> str:
-    return percent(100.0 * r, decimals=0)
-
-
 class _Metric:
     """One metric's matrix in log space as a speed (higher is better): log bandwidth, -log latency.
 
@@ -253,13 +249,6 @@ class _Metric:
     def value(self, log_speed: float) -> float:
         """A log speed back in the metric's unit."""
         return float(math.exp(-log_speed if self.latency else log_speed))
-
-    def describe(self, ratio: float) -> str:
-        """'48%' (of something) for bandwidth; '2.3x' for latency, whose ratio is a speed ratio."""
-        if self.latency:
-            return f"{numbers.fixed(1.0 / ratio, 1)}x" if ratio > 0 else "inf x"
-        return _pct(ratio)
-
 
 @dataclass
 class _Assessed:
@@ -350,19 +339,11 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
             below, cut = math.log(HALF * th.ceiling_MBps), math.log(t)
             send_bad |= (a.rows <= below) & ((a.rows - a.ref) < cut)
             recv_bad |= (a.cols <= below) & ((a.cols - a.ref) < cut)
-    what = "median latency" if m.latency else "median bandwidth"
 
-    def side_text(verb: str, role: str, median: float, cells: np.ndarray, ref: float) -> str:
-        r = math.exp(median - ref)
-        cut = ref + math.log(t)
-        slow = int(np.sum(cells < cut))
-        total = int(np.sum(np.isfinite(cells)))
-        other = f"{_fmt(m.value(median))} vs {_fmt(m.value(ref))} {m.unit} between the other nodes"
-        if m.latency:
-            return (f"{m.describe(r)} the {what} as {role} ({other}), "
-                    f"{slow} of its {total} links above {numbers.fixed(1 / t, 1)}x")
-        return (f"{verb} at {m.describe(r)} of the {what} ({other}), "
-                f"{slow} of its {total} links below {_pct(t)}")
+    def side_figures(side: str, median: float, cells: np.ndarray, ref: float) -> Dict[str, Any]:
+        """One slow side of a node: its median against the reference, and how many of its links are slow."""
+        return {"side": side, "ratio": math.exp(median - ref), "median": m.value(median), "reference": m.value(ref),
+                "slow": int(np.sum(cells < ref + math.log(t))), "links": int(np.sum(np.isfinite(cells)))}
 
     for i in np.nonzero(send_bad | recv_bad)[0]:
         i = int(i)
@@ -372,7 +353,7 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
             sides.append("send")
             ratios.append(math.exp(a.rows[i] - a.ref[i]))
             pairs += [(labels[i], labels[j]) for j in np.nonzero(np.isfinite(row))[0] if j != i]
-            parts.append(side_text("sending", "initiator", a.rows[i], row, a.ref[i]))
+            parts.append(side_figures("send", a.rows[i], row, a.ref[i]))
             if retest is not None:
                 logs_alone.append(retest[i, :])
         if recv_bad[i]:
@@ -380,31 +361,23 @@ def _node_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
             sides.append("receive")
             ratios.append(math.exp(a.cols[i] - a.ref[i]))
             pairs += [(labels[j], labels[i]) for j in np.nonzero(np.isfinite(col))[0] if j != i]
-            parts.append(side_text("receiving", "responder", a.cols[i], col, a.ref[i]))
+            parts.append(side_figures("receive", a.cols[i], col, a.ref[i]))
             if retest is not None:
                 logs_alone.append(retest[:, i])
         side = "both" if len(sides) == 2 else sides[0]
         ratio = min(ratios)
-        if m.latency:
-            cause = "likely the node itself (CPU, interrupts, power states, a busy process) or its link"
-        elif side == "both":
-            cause = "likely its link, NIC or switch port (both directions slow)"
-        elif side == "send":
-            cause = "only what it sends is slow: likely its transmit path (NIC, cable, port) or its host"
-        else:
-            cause = "only what it receives is slow: likely its receive path (NIC, cable, port) or its host"
         worst = min(a.rows[i] if send_bad[i] else math.inf, a.cols[i] if recv_bad[i] else math.inf)
-        finding = Finding("node", _severity(ratio, m.metric), m.metric, [labels[i]],
-                          f"node {labels[i]}: " + "; ".join(parts) + f"; {cause}", ratio=ratio, side=side, pairs=pairs,
+        finding = Finding("node", _severity(ratio, m.metric), m.metric, [labels[i]], ratio=ratio, side=side, pairs=pairs,
                           values={"node_median": m.value(worst), "global_median": m.value(a.lg),
                                   "reference": m.value(a.ref[i]),
-                                  "send_median": m.value(a.rows[i]), "receive_median": m.value(a.cols[i])})
+                                  "send_median": m.value(a.rows[i]), "receive_median": m.value(a.cols[i])},
+                          figures={"sides": parts, "threshold": t, "unit": m.unit})
         if retest is not None:
             alone = np.concatenate(logs_alone)
             alone = alone[np.isfinite(alone)]
             base = max(a.ref[i], _alone_reference(retest, i, th if not m.latency else None))
             rr = float(math.exp(np.median(alone) - base)) if alone.size else None
-            _apply_retest(finding, rr, t, m, count=int(alone.size), against="the other nodes' median")
+            _apply_retest(finding, rr, t, count=int(alone.size), against="nodes")
         out.append(finding)
     return out, send_bad, recv_bad
 
@@ -424,34 +397,32 @@ def _alone_reference(retest: np.ndarray, i: int, th: Optional[Thresholds]) -> fl
     return min(ref, math.log(th.ceiling_MBps)) if th is not None and th.ceiling_MBps else ref
 
 
-def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, m: _Metric, count: int,
-                  against: str = "the expectation") -> None:
+def _apply_retest(f: Finding, ratio_alone: Optional[float], t: float, count: int, against: str = "expectation") -> None:
+    """The retest's clause: `against` what the ratio alone is ("nodes": the other nodes' median, else
+    the expectation)."""
     if ratio_alone is None:
         f.retest = "not retested"
-        f.evidence += "; not measured again alone"
+        f.clauses.append(("not retested", {}))
         return
     f.values["retest_ratio"] = ratio_alone
     f.values["retested_pairs"] = count
-    alone = f"{m.describe(ratio_alone)} of {against}" if not m.latency else f"{m.describe(ratio_alone)} {against}"
+    said = {"alone": ratio_alone, "count": count, "against": against}
     if f.ratio and ratio_alone < t and abs(math.log(ratio_alone / f.ratio)) > math.log(INCONSISTENT):
         # a fault is as slow alone as in the sweep; a reading that moves this much is the host's load
         f.retest = "inconsistent"
         f.values["was"] = f.kind
         f.severity = "info"
-        f.evidence += (f"; but {alone} when measured alone ({count} pair{'s' if count != 1 else ''}), "
-                       f"{m.describe(f.ratio)} in the sweep: the readings disagree by more than {numbers.short(INCONSISTENT)}x, "
-                       "the host too busy to judge this pair (measure again on a quieter host)")
+        f.clauses.append(("inconsistent", dict(said, sweep=f.ratio, limit=INCONSISTENT)))
         return
     if ratio_alone >= t:
         f.retest = "cleared"
         f.values["was"] = f.kind
         f.kind = "transient"
         f.severity = "info"
-        f.evidence += (f"; but {alone} when measured alone ({count} pair{'s' if count != 1 else ''}): "
-                       "a busy moment during the sweep, not a fault")
+        f.clauses.append(("cleared", said))
     else:
         f.retest = "confirmed"
-        f.evidence += f"; confirmed alone: {alone} ({count} pair{'s' if count != 1 else ''})"
+        f.clauses.append(("confirmed", said))
 
 
 def _pair_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresholds, retest: Optional[np.ndarray],
@@ -480,50 +451,42 @@ def _pair_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
         # Between two flagged nodes the node findings explain it (their faults compound).
         return bool(flagged_nodes[i] and flagged_nodes[j])
 
-    def cell(i: int, j: int) -> str:
-        return f"{_fmt(float(m.raw[i, j]))} {m.unit}"
-
     def q(i: int, j: int) -> float:
         return float(math.exp(res[i, j]))
 
     def alone(i: int, j: int) -> float:
         return float(math.exp(retest[i, j] - expect(i, j))) if retest is not None else float("nan")
 
-    what = "latency" if m.latency else "bandwidth"
+    def pair(kind: str, i: int, j: int, ratio: float, severity: str, form: str, values: Dict[str, Any]) -> Finding:
+        """A link (both directions) or an asymmetric pair (i->j slow): the figures of both directions,
+        once, for either kind (``report.words.health`` words them)."""
+        forward, backward = float(m.raw[i, j]), float(m.raw[j, i])
+        return Finding(kind, severity, m.metric, [labels[i], labels[j]], ratio=ratio,
+                       pairs=[(labels[i], labels[j])] + ([(labels[j], labels[i])] if kind == "link" else []),
+                       values=values, figures={"form": form, "forward": forward, "backward": backward, "unit": m.unit,
+                                               "ratios": (q(i, j), q(j, i)) if form != "reverse" else ()})
+
     found: List[Tuple[float, Finding]] = []
     for i, j in sorted(slow_set):
         if explained(i, j) or ((j, i) in slow_set and j < i):
             continue
         r1 = q(i, j)
         if (j, i) in slow_set:
-            r2 = q(j, i)
-            ratio = min(r1, r2)
-            ev = (f"link {labels[i]} <-> {labels[j]}: {what} {m.describe(r1)} of expectation {labels[i]}->{labels[j]} "
-                  f"({cell(i, j)}) and {m.describe(r2)} {labels[j]}->{labels[i]} ({cell(j, i)}), expectation being "
-                  f"what each sender sends and each receiver receives elsewhere; neither node explains it: likely "
-                  f"the path between them (cable, switch port, route)")
-            f = Finding("link", _severity(ratio, m.metric), m.metric, [labels[i], labels[j]], ev, ratio=ratio,
-                        pairs=[(labels[i], labels[j]), (labels[j], labels[i])],
-                        values={"forward": float(m.raw[i, j]), "backward": float(m.raw[j, i]),
-                                "expected_forward": m.value(expect(i, j)), "expected_backward": m.value(expect(j, i))})
+            ratio = min(r1, q(j, i))
+            f = pair("link", i, j, ratio, _severity(ratio, m.metric), "link",
+                     {"forward": float(m.raw[i, j]), "backward": float(m.raw[j, i]),
+                      "expected_forward": m.value(expect(i, j)), "expected_backward": m.value(expect(j, i))})
             if retest is not None:
                 both = [x for x in (alone(i, j), alone(j, i)) if math.isfinite(x)]
                 # Confirmed while any retested direction stays slow.
-                _apply_retest(f, min(both) if both else None, t, m, len(both))
+                _apply_retest(f, min(both) if both else None, t, len(both))
             found.append((ratio, f))
         else:
-            r2 = q(j, i)
-            ev = (f"pair {labels[i]}->{labels[j]} at {m.describe(r1)} of expectation ({cell(i, j)}) while "
-                  f"{labels[j]}->{labels[i]} runs at {m.describe(r2)} ({cell(j, i)}): one direction only; likely "
-                  f"a fault on the path {labels[i]}->{labels[j]} that the reverse path does not share (a cable lane, "
-                  f"a port, a route)")
-            f = Finding("asymmetric", _severity(r1, m.metric), m.metric, [labels[i], labels[j]], ev, ratio=r1,
-                        pairs=[(labels[i], labels[j])],
-                        values={"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i]),
-                                "expected": m.value(expect(i, j))})
+            f = pair("asymmetric", i, j, r1, _severity(r1, m.metric), "one direction",
+                     {"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i]), "expected": m.value(expect(i, j))})
             if retest is not None:
                 x = alone(i, j)
-                _apply_retest(f, x if math.isfinite(x) else None, t, m, int(math.isfinite(x)))
+                _apply_retest(f, x if math.isfinite(x) else None, t, int(math.isfinite(x)))
             found.append((r1, f))
 
     mild = set(zip(ci.tolist(), cj.tolist())) | set(zip(fj.tolist(), fi.tolist()))
@@ -537,10 +500,7 @@ def _pair_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
         if not (gap < asym_lim and raw_gap < asym_lim):
             continue
         rel = float(math.exp(raw_gap))
-        ev = (f"pair {labels[i]}->{labels[j]} ({cell(i, j)}) runs at {m.describe(rel)} of the reverse direction "
-              f"({cell(j, i)}), relative to what each end does elsewhere: asymmetric")
-        f = Finding("asymmetric", "warning", m.metric, [labels[i], labels[j]], ev, ratio=rel, pairs=[(labels[i], labels[j])],
-                    values={"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i])})
+        f = pair("asymmetric", i, j, rel, "warning", "reverse", {"slow": float(m.raw[i, j]), "reverse": float(m.raw[j, i])})
         if retest is not None:
             x1, x2 = alone(i, j), alone(j, i)
             if math.isfinite(x1) and math.isfinite(x2):
@@ -550,14 +510,13 @@ def _pair_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Threshol
                 if rel_alone >= th.asymmetry:
                     f.retest, f.kind, f.severity = "cleared", "transient", "info"
                     f.values["was"] = "asymmetric"
-                    f.evidence += (f"; but {m.describe(rel_alone)} of the reverse direction when measured alone: "
-                                   "a busy moment during the sweep, not a fault")
+                    f.clauses.append(("cleared against the reverse", {"alone": rel_alone}))
                 else:
                     f.retest = "confirmed"
-                    f.evidence += f"; confirmed alone: {m.describe(rel_alone)} of the reverse direction"
+                    f.clauses.append(("confirmed against the reverse", {"alone": rel_alone}))
             else:
                 f.retest = "not retested"
-                f.evidence += "; not measured again alone in both directions"
+                f.clauses.append(("not retested both ways", {}))
         found.append((rel, f))
 
     found.sort(key=lambda rf: (not rf[1].problem, rf[0]))
@@ -570,13 +529,11 @@ def _floor_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresho
     if m.latency or not th.floor_MBps or not math.isfinite(a.lg):
         return []
     floor = th.floor_MBps
-    note = f" ({th.floor_note})" if th.floor_note else ""
     out = []
     g = a.g
     if g < floor:
-        out.append(Finding("fabric", "critical", m.metric, [], f"the median pair bandwidth, {_fmt(g)} MB/s, is below the "
-                           f"floor of {_fmt(floor)} MB/s{note}: the whole fabric is slow (or the catalog's link is "
-                           f"not this fabric)", ratio=g / floor, values={"median": g, "floor": floor}))
+        out.append(Finding("fabric", "critical", m.metric, [], ratio=g / floor, values={"median": g, "floor": floor},
+                           figures={"floor_note": th.floor_note, "floor_of": th.floor_of}))
     for i, name in enumerate(labels):
         if name in flagged:
             continue
@@ -584,9 +541,9 @@ def _floor_findings(m: _Metric, a: _Assessed, labels: Sequence[str], th: Thresho
         low = min(send, recv)
         if math.isfinite(low) and low < floor:
             side = "both" if send < floor and recv < floor else ("send" if send < floor else "receive")
-            out.append(Finding("node", "critical", m.metric, [name], f"node {name}: median bandwidth {_fmt(low)} MB/s "
-                               f"is below the floor of {_fmt(floor)} MB/s{note}", ratio=low / floor, side=side,
-                               values={"node_median": low, "floor": floor}))
+            out.append(Finding("node", "critical", m.metric, [name], ratio=low / floor, side=side,
+                               values={"node_median": low, "floor": floor},
+                               figures={"below_floor": True, "floor_note": th.floor_note, "floor_of": th.floor_of}))
     return out
 
 
@@ -640,9 +597,7 @@ def analyse(labels: Sequence[str], bandwidth: Optional[np.ndarray] = None, laten
     summaries: Dict[str, MetricSummary] = {}
     omitted = 0
     if len(labels) < MIN_NODES_FOR_NODES:
-        findings.append(Finding("note", "info", "bandwidth", list(labels),
-                                f"{len(labels)} nodes: a slow pair cannot be told from a slow node; "
-                                "only asymmetry and the floor are checked (measure 3 or more nodes)"))
+        findings.append(Finding("note", "info", "bandwidth", list(labels), figures={"few_nodes": len(labels)}))
     for metric, mat, rt in (("bandwidth", bandwidth, retest_bandwidth), ("latency", latency, retest_latency)):
         if mat is None:
             continue
@@ -674,57 +629,21 @@ def _explain_by_bad_nodes(findings: List[Finding]) -> None:
         if ends:
             f.values["was"] = f.severity
             f.severity = "info"
-            f.evidence += f"; explained by node {ends[0]}, slow in {bad[ends[0]]}"
+            f.clauses.append(("explained", {"node": ends[0], "metric": bad[ends[0]]}))
 
 
-def set_aside_busy_latency(report: HealthReport, factor: float, why: str) -> int:
+def set_aside_busy_latency(report: HealthReport, factor: float, busy: Any = None) -> int:
     """Latency findings within `factor` (how far the host's CPU contention alone can move the
     latency of two ranks, ``host_state.HostLoad.factor``) become information: on a host that busy
     an 8-byte round trip times the scheduler, not the link. Bandwidth findings stay (retests and
-    the link ceiling judge them). Returns how many were set aside."""
+    the link ceiling judge them). `busy`: the ``host_state.HostLoad`` (its load, CPUs and ranks are
+    the evidence). Returns how many were set aside."""
     count = 0
     for f in report.findings:
         if f.metric != "latency" or not f.problem or not f.ratio or 1.0 / f.ratio > factor:
             continue
         f.values["was"] = f.severity
         f.severity = "info"
-        f.evidence += f"; the host was too busy to judge latency ({why}: contention alone moves it up to {numbers.fixed(factor, 0)}x)"
+        f.clauses.append(("host busy", {"busy": busy, "factor": factor}))
         count += 1
     return count
-
-
-def verdict_line(report: HealthReport) -> str:
-    """One line: HEALTHY or PROBLEMS, what is wrong, the scale of the check."""
-    bw = report.summaries.get("bandwidth")
-    lat = report.summaries.get("latency")
-    scale = f"{len(report.nodes)} nodes"
-    if bw and bw.pairs:
-        scale += f", {bw.pairs} pairs; bandwidth median {_fmt(bw.median)} MB/s"
-        if bw.worst_pair:
-            scale += f" (lowest {_fmt(bw.worst_value)}, {bw.worst_pair[0]}->{bw.worst_pair[1]})"
-    if lat and lat.pairs:
-        scale += f"; latency median {_fmt(lat.median)} us"
-    problems = report.problems
-    if not problems:
-        cleared = [f for f in report.findings if f.kind == "transient"]
-        extra = f"; {len(cleared)} slow reading{'s' if len(cleared) != 1 else ''} cleared by retest" if cleared else ""
-        return f"HEALTHY: {scale}{extra}"
-    parts = []
-    by_kind: Dict[str, List[Finding]] = {}
-    for f in problems:
-        by_kind.setdefault(f.kind, []).append(f)
-    for kind, word in (("fabric", "slow fabric"), ("node", "bad node"), ("link", "bad link"), ("asymmetric", "asymmetric pair")):
-        fs = by_kind.get(kind, [])
-        if not fs:
-            continue
-        if kind == "fabric":
-            parts.append("fabric below the floor")
-            continue
-        names = []
-        for f in fs:
-            name = f.nodes[0] if kind == "node" else f"{f.nodes[0]}{'<->' if kind == 'link' else '->'}{f.nodes[1]}"
-            if name not in names:
-                names.append(name)
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        parts.append(f"{len(names)} {word}{'s' if len(names) != 1 else ''} ({shown})")
-    return f"PROBLEMS: {'; '.join(parts)}; {scale}"

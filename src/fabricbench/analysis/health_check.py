@@ -3,7 +3,8 @@
 ``check(run, measurements, hosts, ...)`` is the one place a link-health verdict is
 computed; ``fabricbench health`` and the report's health section both call it, so
 they name the same nodes, links and pairs for the same run. The rules themselves are
-in ``analysis.health``; the data shaping in ``analysis.health_data``.
+in ``analysis.health``; the data shaping in ``analysis.health_data``; the words (evidence,
+verdict, notes, JSON) in ``report.words.health``.
 """
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.health import HealthReport, Thresholds, analyse, set_aside_busy_latency
-from fabricbench.numbers import number
 from fabricbench.analysis.health_data import AllPairs, NoAllPairsData, allpairs_from_measurements
-from fabricbench import numbers
 
 __all__ = ["HealthResult", "Thresholds", "NoAllPairsData", "check", "fabric_floor"]
 
@@ -24,30 +23,20 @@ class HealthResult:
     data: AllPairs
     report: HealthReport
     thresholds: Thresholds = field(default_factory=Thresholds)
-    notes: List[str] = field(default_factory=list)
-
-    def to_dict(self) -> Dict[str, Any]:
-        d = self.report.to_dict()
-        d["exit_status"] = self.report.exit_status
-        d["run"] = {"id": self.run.id, "uuid": self.run.uuid, "kind": self.run.kind, "label": self.run.label,
-                    "status": self.run.status, "created": self.run.created}
-        d["measurement"] = {"size": self.data.size, "direction": self.data.direction, "mode": self.data.mode,
-                            "sizes": self.data.sizes, "nodes": self.data.n,
-                            "retested_pairs": self.report.summaries["bandwidth"].retested
-                            if "bandwidth" in self.report.summaries else 0}
-        d["notes"] = self.notes
-        return d
+    # in words, or a host_state.HostLoad: latency not judged on that busy host (report.words.health.notes)
+    notes: List[Any] = field(default_factory=list)
 
 
 def fabric_floor(run: Any, hosts: Any, percent: float) -> Optional[tuple]:
-    """(MB/s, note) for `percent` of the run's fabric link rate from the catalog, or None when unknown."""
+    """(MB/s, (percent, fabric name, its MB/s)) for `percent` of the run's fabric link rate from the
+    catalog, or None when unknown."""
     from fabricbench.analysis.peaks import fabric_for_run
 
     fabric = fabric_for_run(run, hosts)
     if fabric is None or fabric.data_rate_MBps <= 0:  # unknown, or shared memory: no link rate
         return None
     floor = fabric.data_rate_MBps * percent / 100.0
-    return floor, f"{numbers.short(percent)}% of {fabric.name}'s {numbers.grouped(fabric.data_rate_MBps)} MB/s"
+    return floor, (percent, fabric.name, fabric.data_rate_MBps)
 
 
 def link_ceiling(run: Any, hosts: Any) -> Optional[float]:
@@ -78,7 +67,7 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
         if found is None:
             notes.append("--floor ignored: the run's fabric is unknown (tag it with fabric=KEY, e.g. fabric=edr)")
         else:
-            thresholds = replace(thresholds, floor_MBps=found[0], floor_note=found[1])
+            thresholds = replace(thresholds, floor_MBps=found[0], floor_of=found[1])
     if thresholds.ceiling_MBps is None:
         thresholds = replace(thresholds, ceiling_MBps=link_ceiling(run, hosts))
     if run.status != "complete":
@@ -86,10 +75,8 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
     report = analyse(data.labels, data.bandwidth, data.latency, thresholds=thresholds,
                      retest_bandwidth=data.retest_bandwidth, retest_latency=data.retest_latency)
     busy = busy_host(run)
-    if busy is not None:
-        why = f"load {number(busy.load)} on {busy.cpus} CPUs with {busy.ranks} ranks"
-        if set_aside_busy_latency(report, busy.factor, why):
-            notes.append(f"latency findings not judged: {why}")
+    if busy is not None and set_aside_busy_latency(report, busy.factor, busy):
+        notes.append(busy)
     return HealthResult(run, data, report, thresholds, notes)
 
 

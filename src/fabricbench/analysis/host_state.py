@@ -22,9 +22,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fabricbench.numbers import number
-
-FIGURES = {  # probe figure: what it times, for the output
+FIGURES = {  # probe figure: what it times, for the output (report.words.host)
     "c2c_us": "a cache line's round trip between two cores",
     "loop_us": "a fixed chain of integer operations on a core",
 }
@@ -55,14 +53,9 @@ class HostShift:
     def factor(self) -> float:
         return math.exp(self.log_shift)
 
-    def describe(self) -> str:
-        """"a cache line's round trip between two cores took 0.088 us in A and 0.32 us in B (3.6x)"."""
-        return (f"{FIGURES.get(self.figure, self.figure)} took {number(self.a)} us in A and "
-                f"{number(self.b)} us in B ({number(self.factor)}x)")
-
     def to_dict(self) -> Dict[str, Any]:
         return {"figure": self.figure, "a_us": self.a, "b_us": self.b, "factor": self.factor,
-                "launches": self.launches, "p": self.p, "text": self.describe(),
+                "launches": self.launches, "p": self.p,
                 "a_launches": list(self.a_launches), "b_launches": list(self.b_launches)}
 
 
@@ -155,29 +148,6 @@ def allowance(shift: Optional[HostShift], min_effect: float, follows: Optional[f
     return shift.log_shift * (1.0 if follows is None else follows) + math.log1p(min_effect)
 
 
-def describe_probes(probes: Sequence[Dict[str, Any]]) -> str:
-    """'host probe over 18 launches: integer chain 142 us; core-to-core round trip 0.32 us
-    (0.088 to 0.35)' - the median, and the range when the launches differ by more than 10%."""
-    figures = launch_figures(probes)
-    names = {"loop_us": "integer chain", "c2c_us": "core-to-core round trip"}
-    parts = []
-    for figure in ("loop_us", "c2c_us"):
-        values = figures[figure]
-        if not values:
-            continue
-        text = f"{names[figure]} {number(float(statistics.median(values)))} us"
-        if max(values) > 1.1 * min(values):
-            text += f" ({number(min(values))} to {number(max(values))})"
-        parts.append(text)
-    skipped = sorted({p["c2c_skipped"] for p in probes if p.get("c2c_skipped")})
-    if not figures["c2c_us"] and skipped:
-        parts.append(f"no core-to-core round trip ({'; '.join(skipped)})")
-    if not parts:
-        return ""
-    n = len(probes)
-    return f"host probe over {n} launch{'es' if n != 1 else ''}: " + "; ".join(parts)
-
-
 @dataclass(frozen=True)
 class HostLoad:
     """How busy the host that ran a side's ranks was when the run started (provenance ``host_load``)."""
@@ -199,14 +169,9 @@ class HostLoad:
         rank runs a `share` of the time, and the pair makes progress when both run (1 / share^2)."""
         return 1.0 / self.share ** 2
 
-    def describe(self) -> str:
-        """'load 4.2 on 2 CPUs with 2 ranks in B (run 7)'."""
-        return (f"load {number(self.load)} on {self.cpus} CPU{'s' if self.cpus != 1 else ''} with {self.ranks} "
-                f"rank{'s' if self.ranks != 1 else ''} in {self.side} (run {self.run_id})")
-
     def to_dict(self) -> Dict[str, Any]:
         return {"side": self.side, "run": self.run_id, "load": self.load, "cpus": self.cpus, "ranks": self.ranks,
-                "factor": self.factor, "text": self.describe()}
+                "factor": self.factor}
 
 
 def _local_ranks(prov: Dict[str, Any]) -> Optional[int]:

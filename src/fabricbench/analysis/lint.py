@@ -17,7 +17,8 @@ SC15); ``lint(runs)`` checks those a results database can answer for loaded runs
 - ``peak`` (rule 11): bandwidth is shown against an upper bound (a known link rate, or the
   statement that shared memory has none), and nothing exceeds it unexplained.
 
-Pure: no database, no printing.
+Pure: no database, no printing. A finding is a kind and its figures; what it says and how to fix
+it are worded in ``report.words.lint``.
 """
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from fabricbench.analysis import stats
 from fabricbench.analysis.comparability import busy_host
 from fabricbench.analysis.direction import lower_is_better
-from fabricbench import numbers
-from fabricbench.analysis.matching import definition, family, run_ranks, size_label
+from fabricbench.analysis.matching import definition, family, run_ranks
 
 RULES = {
     "base-case": (1, "base case and absolute values stated"),
@@ -47,17 +47,13 @@ FIXED_WORK = frozenset({"bw", "bibw", "mbw_mr", "pingpong_pairs", "ring"})  # sa
 class Finding:
     rule: str
     run: Optional[Any]  # the Run it concerns, None for the set
-    what: str
-    fix: str
+    kind: str  # what is violated: "single-numbers", "no-base-case", "over-peak", ... (report.words.lint)
+    figures: Dict[str, Any] = field(default_factory=dict)  # names, counts and figures the words need
     severity: str = "violation"  # or "warning"
 
     @property
     def hb_rule(self) -> int:
         return RULES[self.rule][0]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"rule": self.rule, "hoefler_belli_rule": self.hb_rule, "severity": self.severity,
-                "run": self.run.id if self.run is not None else None, "what": self.what, "fix": self.fix}
 
 
 @dataclass
@@ -74,14 +70,6 @@ class LintResult:
         hit = {f.rule for f in self.findings}
         return [r for r in RULES if r not in hit]
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"runs": [r.id for r in self.runs], "findings": [f.to_dict() for f in self.findings],
-                "passed": self.passed()}
-
-
-def _names(items: Sequence[str], limit: int = 4) -> str:
-    items = list(dict.fromkeys(items))
-    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def _n(m: Any) -> int:
@@ -97,15 +85,12 @@ def check_base_case(rd: Any) -> List[Finding]:
     run, ms = rd.run, rd.measurements
     out = []
     if ms and all(m.value is None and m.median is None and m.mean is None for m in ms):
-        out.append(Finding("base-case", run, "no absolute values: every point lacks a value",
-                           "store the measured figures, not only derived ones"))
+        out.append(Finding("base-case", run, "no-values"))
     relative = [m for m in ms if (m.unit or "").strip() in ("%", "x", "ratio", "")]
     absolute = {m.benchmark for m in ms if m not in relative}
     only_relative = [m for m in relative if m.benchmark not in absolute]
     if only_relative:
-        out.append(Finding("base-case", run, f"only relative figures for {_names([_what(m) for m in only_relative])}: "
-                           "a ratio or percentage without the absolute values it is based on",
-                           "state the absolute value of the base case (e.g. its time in s or latency in us)"))
+        out.append(Finding("base-case", run, "only-relative", {"names": [_what(m) for m in only_relative]}))
     starts: Dict[str, int] = {}
     for m in ms:
         size = m.params.get("size")
@@ -114,15 +99,10 @@ def check_base_case(rd: Any) -> List[Finding]:
             starts[_what(m)] = min(starts.get(_what(m), size), size)
     late = {k: v for k, v in starts.items() if v > 1}
     if late:
-        where = _names([f"{k} from {size_label(v)}" for k, v in late.items()])
-        out.append(Finding("base-case", run, f"no base case for {where}: the 0- or 1-byte latency is missing",
-                           "measure from 0 bytes (e.g. --sizes 0:4M) or import the full table, so the startup "
-                           "latency every other size is judged against is stated"))
+        out.append(Finding("base-case", run, "no-base-case", {"from": late}))
     scales = sorted({m.params.get("nodes") for m in ms if m.benchmark == "scale" and isinstance(m.params.get("nodes"), int)})
     if scales and scales[0] > 1:
-        out.append(Finding("base-case", run, f"the scaling base case is {scales[0]} nodes, not one: speedups are "
-                           f"relative to {scales[0]} nodes", "say so wherever speedup or efficiency is quoted, "
-                           "or measure the 1-node case", "warning"))
+        out.append(Finding("base-case", run, "scaling-base", {"nodes": scales[0]}, "warning"))
     return out
 
 
@@ -132,24 +112,16 @@ def check_spread(rd: Any) -> List[Finding]:
     few = [m for m in ms if 2 <= _n(m) < stats.MIN_SAMPLES]
     out = []
     if single:
-        if imported(run):
-            fix = ("measure with fabricbench (every point keeps its sample distribution) or import output "
-                   "that carries it (OSU -f prints min/max and iterations); otherwise state that the "
-                   "values are deterministic. Without a spread no comparison of them can be judged")
-        else:  # a run fabricbench made whose figures are single by definition (HPCC's summary, an app's time)
-            from fabricbench.analysis.compare import REPEATABLE
+        from fabricbench.analysis.compare import REPEATABLE
 
-            fix = (("repeat it (--repeat N)" if run.kind in REPEATABLE else
-                    "measure it 3 or more times and compare the runs as replicates (compare A1,A2,A3 B1,B2,B3)")
-                   + ": without a spread no comparison of these figures can be judged")
-        out.append(Finding("spread", run, f"{len(single)} of {len(ms)} points are single numbers with no spread or "
-                           f"confidence interval ({_names([_what(m) for m in single])})", fix))
+        out.append(Finding("spread", run, "single-numbers", {
+            "count": len(single), "total": len(ms), "names": [_what(m) for m in single],
+            "imported": imported(run), "repeatable": run.kind in REPEATABLE}))
     if few:
         over = {str((m.detail or {}).get("stats_over", "samples")) for m in few if isinstance(m.detail, dict)} or {"samples"}
-        out.append(Finding("spread", run, f"{len(few)} points rest on fewer than {stats.MIN_SAMPLES} values "
-                           f"({_names([_what(m) for m in few])}; statistics over {_names(sorted(over))}): too few for a "
-                           "95% confidence interval of the median", "run more ranks or repetitions; until then these "
-                           "points are shown but not judged in comparisons", "warning"))
+        out.append(Finding("spread", run, "few-samples", {"count": len(few), "min_samples": stats.MIN_SAMPLES,
+                                                          "names": [_what(m) for m in few], "over": sorted(over)},
+                           "warning"))
     return out
 
 
@@ -171,15 +143,10 @@ def check_central_tendency(rd: Any) -> List[Finding]:
             skewed[_what(m)] = max(skewed.get(_what(m), 0.0), skew)
     out = []
     if skewed:
-        worst = max(skewed.values())
-        out.append(Finding("central-tendency", run, f"the mean summarises skewed distributions in {_names(list(skewed))} "
-                           f"(mean up to {numbers.fixed(worst * 100, 0)}% away from the median)",
-                           "quote the median (compare and check use it) and a tail percentile such as p99",
-                           "warning"))
+        out.append(Finding("central-tendency", run, "skewed-mean",
+                           {"names": list(skewed), "worst": max(skewed.values())}, "warning"))
     if averages_only:
-        out.append(Finding("central-tendency", run, f"only averages recorded for {_names(averages_only)}: whether "
-                           "their distributions are skewed cannot be checked",
-                           "keep the median (and p99) with the average, e.g. measure with fabricbench", "warning"))
+        out.append(Finding("central-tendency", run, "averages-only", {"names": averages_only}, "warning"))
     return out
 
 
@@ -190,9 +157,7 @@ def check_rates(rd: Any) -> List[Finding]:
            and abs(m.value - m.mean) <= 1e-9 * abs(m.mean) and abs(m.mean - m.median) > SKEW * abs(m.median)]
     if not bad:
         return []
-    return [Finding("rates", run, f"{_names([_what(m) for m in bad])}: the figure is the arithmetic mean of per-sample "
-                    "rates, which overstates a rate when samples move a fixed amount of data",
-                    "summarise rates by the harmonic mean (total bytes / total time) or quote the median")]
+    return [Finding("rates", run, "mean-of-rates", {"names": [_what(m) for m in bad]})]
 
 
 def _needs_ranks(rd: Any) -> List[str]:
@@ -226,24 +191,15 @@ def check_factors(rd: Any) -> List[Finding]:
     mpi = uses_mpi(run)
     unranked = _needs_ranks(rd) if mpi else []
     if unranked and run_ranks(run) is None:
-        out.append(Finding("factors", run, f"rank count not recorded for {_names(unranked)}: these figures depend on it",
-                           "re-import with --ranks N (and --hosts a,b --ppn K)"))
+        out.append(Finding("factors", run, "ranks-not-recorded", {"names": unranked}))
     if not prov.get("hosts") and not prov.get("nodes") and not rd.hosts:
-        out.append(Finding("factors", run, "hosts not recorded: whether traffic crossed the fabric cannot be told",
-                           "re-import with --hosts a,b --ppn K, or measure with fabricbench (it records every host)"
-                           if imported(run) else f"this {run.kind} run did not record its hosts: measure it again "
-                           "with a version that does"))
+        out.append(Finding("factors", run, "hosts-not-recorded", {"imported": imported(run), "kind": run.kind}))
     if mpi and not prov.get("mpi_library") and not run.tags.get("mpi") and not any(
             isinstance(h.facts, dict) and (h.facts.get("mpi") or {}).get("library") for h in rd.hosts):
-        fix = ("tag it (--tag mpi=...) or measure with fabricbench" if imported(run) else
-               f"this {run.kind} run was made by a fabricbench that did not record it for {run.kind} runs: tag it "
-               "(--tag mpi=...) or measure again with a version that records it")
-        out.append(Finding("factors", run, "MPI library not recorded", fix, "warning"))
+        out.append(Finding("factors", run, "mpi-not-recorded", {"imported": imported(run), "kind": run.kind}, "warning"))
     busy = busy_host(run)
     if busy:
-        out.append(Finding("factors", run, f"the host was busy when the run started ({busy}): other work shared its "
-                           "cores, and its figures include that contention",
-                           "re-run on an idle host (or say so when quoting these figures)", "warning"))
+        out.append(Finding("factors", run, "busy-host", {"busy": busy}, "warning"))
     return out
 
 
@@ -265,9 +221,7 @@ def check_peak(rd: Any) -> List[Finding]:
     if peak.ceiling is None:
         if peak.why_none == SHARED_MEMORY:
             return []
-        return [Finding("peak", run, f"bandwidth without an upper bound: {peak.why_none}",
-                        "tag the run with the link it used (--tag fabric=KEY; see 'fabricbench fabrics'; lab links "
-                        "lab-1g, ...; shared memory: fabric=shm)")]
+        return [Finding("peak", run, "no-peak", {"why": peak.why_none})]
     over = []  # (point, its statistic furthest above the peak): the figure of record, a percentile, the max
     for m in bandwidth:
         bound, _note = point_peak(peak.ceiling, m.benchmark, m.metric, m.params, run)
@@ -277,11 +231,9 @@ def check_peak(rd: Any) -> List[Finding]:
     if not over:
         return []
     top = max((e for _m, e in over), key=lambda e: e.ratio)
-    return [Finding("peak", run, f"{len(over)} bandwidth points show figures above their peak "
-                    f"({_names([_what(m) for m, _e in over])}; worst: {top.statistic} {numbers.grouped(top.value, 1)} MB/s): "
-                    + over_peak_note(peak.ceiling.fabric, 100.0 * top.ratio),
-                    "check the fabric the run is tagged with; explain the excess wherever the figure is quoted",
-                    "warning")]
+    return [Finding("peak", run, "over-peak", {
+        "count": len(over), "names": [_what(m) for m, _e in over], "statistic": top.statistic, "value": top.value,
+        "ratio": top.ratio, "note": over_peak_note(peak.ceiling.fabric, 100.0 * top.ratio)}, "warning")]
 
 
 def check_differences(runs: Sequence[Any]) -> List[Finding]:
@@ -297,16 +249,11 @@ def check_differences(runs: Sequence[Any]) -> List[Finding]:
         varied = {k for k in set(first.run.tags) | set(other.run.tags) if first.run.tags.get(k) != other.run.tags.get(k)}
         undocumented = [d for d in comp.differences if d.key.split(".")[-1] not in varied]
         if undocumented:
-            out.append(Finding("factors", other.run, f"differs from run {first.run.id} in "
-                               f"{_names([d.label for d in undocumented], 6)}" + ("" if varied else ", and no tag says which factor was varied"),
-                               "keep everything but the factor under study equal, tag that factor (e.g. --tag fabric=edr), "
-                               "and state the rest next to the comparison", "warning"))
+            out.append(Finding("factors", other.run, "differs", {
+                "first_run": first.run.id, "labels": [d.label for d in undocumented], "tagged": bool(varied)}, "warning"))
         moved = _host_moved(first, other)
         if moved:
-            out.append(Finding("factors", other.run, f"the host itself was in another state than in run {first.run.id}: "
-                               f"{moved.describe()} (the engine's host probe)",
-                               "rerun both while the host is in one state; compare holds points that changed no "
-                               "more than the host did", "warning"))
+            out.append(Finding("factors", other.run, "host-moved", {"first_run": first.run.id, "shift": moved}, "warning"))
     return out
 
 

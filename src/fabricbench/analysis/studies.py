@@ -74,8 +74,9 @@ class Finding:
     unit: str
     ratio: Optional[float]  # B / A
     verdict: str  # compare's verdict: better, worse, no significant difference, not judged, ...
-    reason: str = ""
+    reason: str = ""  # compare's reason in words, when it has no figure in it (see `point`)
     lower_is_better: bool = True
+    point: Any = None  # compare's PointComparison, for a reason with figures (report.words.compare.reason)
 
     @property
     def b_slower(self) -> Optional[bool]:
@@ -98,7 +99,7 @@ def osu_findings(comparison: Any, a_name: str, b_name: str) -> List[Finding]:
             continue
         point = sized[0] if kind == "latency" else sized[-1]
         found.append(Finding(kind, a_name, b_name, point.size, point.a, point.b, series.unit, point.ratio, point.verdict,
-                             point.reason, series.lower_is_better))
+                             point.reason, series.lower_is_better, point))
     return found
 
 

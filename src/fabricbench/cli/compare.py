@@ -45,7 +45,9 @@ def _num(v: Optional[float]) -> str:
 
 
 def print_comparability(comp) -> None:
-    for caution in comp.cautions:
+    from fabricbench.report.words.comparability import cautions, fact_text
+
+    for caution in cautions(comp):
         console.print(Text(f"Caution: {caution}.", style="yellow"))
     if comp.comparable:
         msg = "Comparable: no recorded provenance differences."
@@ -58,7 +60,7 @@ def print_comparability(comp) -> None:
     for name in ("Fact", "A", "B", "Why it matters"):
         t.add_column(name, style="dim" if name.startswith("Why") else None, overflow="fold")
     for d in comp.differences:
-        t.add_row(Text(d.label), Text(d.a or "-"), Text(d.b or "-"), Text(d.why))
+        t.add_row(Text(d.label), Text(fact_text(d.a) or "-"), Text(fact_text(d.b) or "-"), Text(d.why))
     console.print(t)
     if comp.not_recorded:
         console.print(Text("Not recorded for either run: " + ", ".join(comp.not_recorded) + ".", style="dim"))
@@ -71,6 +73,7 @@ _STYLE = {"better": "green", "worse": "red", "isolated": "yellow", "host changed
 def series_table(s, wide: bool = False) -> Table:
     """Size, A, B, B/A with its 95% CI, verdict (and B - A when the terminal is wide)."""
     from fabricbench.analysis.direction import direction_word
+    from fabricbench.report.words import compare as words
 
     stats = {p.statistic for p in s.points}
     stat = {"median": " median", "rate": " rate"}.get(stats.pop(), "") if len(stats) == 1 else ""
@@ -84,7 +87,7 @@ def series_table(s, wide: bool = False) -> Table:
     for p in s.points:
         row = ([numbers.count(p.size) if isinstance(p.size, int) else ""] if has_size else [])
         row += [_num(p.a), _num(p.b)] + ([numbers.difference(p.diff)] if wide else []) + [numbers.factor(p.ratio), numbers.interval(p.ratio_ci)]
-        t.add_row(*[Text(c) for c in row], Text(p.short(), style=_STYLE.get(p.verdict, "")))
+        t.add_row(*[Text(c) for c in row], Text(words.point_short(p), style=_STYLE.get(p.verdict, "")))
     return t
 
 
@@ -114,7 +117,16 @@ def single_table(result) -> Table:
     return t
 
 
+def _cannot_judge_line(result) -> str:
+    from fabricbench.report.words.compare import cannot_judge
+
+    line = cannot_judge(result)
+    return line[0].upper() + line[1:] + "."
+
+
 def print_comparison(result, show_points: bool = True, history_ignored: bool = False) -> None:
+    from fabricbench.report.words import compare as words
+
     console.print(Text.assemble(("A", "bold"), f" = {_side_text(result.a_runs)}   ", ("B", "bold"),
                                 f" = {_side_text(result.b_runs)}"))
     print_comparability(result.comparability)
@@ -123,23 +135,23 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
     for s in result.judged_series:
         if show_points:
             console.print(series_table(s, wide=console.width >= 100))
-        console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
+        console.print(Text(f"{s.title}: {words.series_summary(s)}", style="bold"))
     if result.single_valued:
         console.print(single_table(result))
         for s in result.series:  # a curve of single figures: its average change still tells something
             if s not in result.judged_series and len(s.points) >= 2:
-                console.print(Text(f"{s.title}: {s.summary()}", style="bold"))
+                console.print(Text(f"{s.title}: {words.series_summary(s)}", style="bold"))
         if result.judged_series:  # else the overall line says it
-            console.print(Text(result.cannot_judge()[0].upper() + result.cannot_judge()[1:] + ".", style="yellow"))
+            console.print(Text(_cannot_judge_line(result), style="yellow"))
     if result.mismatch_text:
         console.print(Text(result.mismatch_text, style="dim"))
     if result.series:
-        console.print(Text(result.summary(), style="bold"))
-        note = result.noise_note(history_ignored)
+        console.print(Text(words.summary(result), style="bold"))
+        note = words.noise_note(result, history_ignored)
         if note:
             console.print(Text(note, style="dim" if result.noise_from == "history" else "yellow"))
-        if result.host_note():
-            console.print(Text(result.host_note(), style="yellow"))
+        if words.host_note(result):
+            console.print(Text(words.host_note(result), style="yellow"))
         if show_points and result.judged_series:
             console.print(Text(f"{compared_figures(result)} compared; each 95% CI of B / A allows for the "
                                "run-to-run noise its series names; the verdicts are corrected for every point tested.",
@@ -208,7 +220,9 @@ def compare(state, run_a: str, run_b: str, min_effect: float, alpha: float, corr
             from fabricbench.cli.hpcc_profile import compare_json
 
             extra["hpcc_profile"] = compare_json(store, a[0].run.id, b[0].run.id)
-        print_json(dict(result.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history), **extra))
+        from fabricbench.report.words.compare import comparison_dict
+
+        print_json(dict(comparison_dict(result, no_history), history_ignored=no_history, **extra))
         return
     print_comparison(result, history_ignored=no_history)
     if hpcc_pair:
@@ -237,7 +251,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
     themselves, as do stored earlier runs of the same configuration (--no-history ignores those).
     """
     from fabricbench.analysis.compare import CANNOT_JUDGE, check_verdict
-    from fabricbench.analysis.compare import describe_point
+    from fabricbench.report.words import compare as words
+    from fabricbench.report.words.compare import describe_point
 
     if junit:
         from fabricbench.report.files import check_output
@@ -258,9 +273,9 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
 
         write_text(junit, to_junit(result, base.name, min_effect))
     if as_json:
-        data = result.to_dict()
+        data = words.comparison_dict(result, no_history)
         data.update(baseline=base.to_dict(), ok=verdict.exit_status == 0, worse=[describe_point(s, p) for s, p in worse],
-                    check=verdict.to_dict(), history_ignored=no_history, noise_note=result.noise_note(no_history))
+                    check=words.check_dict(verdict), history_ignored=no_history)
         print_json(data)
     else:
         console.print(Text.assemble(("A", "bold"), f" = baseline '{base.name}' ({_side_text(result.a_runs)})   ",
@@ -272,17 +287,17 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
             if r.status != "complete":
                 console.print(Text(f"Run {r.id} is {r.status}: only the points it measured are checked.", style="yellow"))
         for s in result.judged_series:
-            console.print(Text(f"{s.title}: {s.summary()}"))
+            console.print(Text(f"{s.title}: {words.series_summary(s)}"))
         if result.single_valued:
             console.print(single_table(result))
-            console.print(Text(result.cannot_judge()[0].upper() + result.cannot_judge()[1:] + ".", style="yellow"))
+            console.print(Text(_cannot_judge_line(result), style="yellow"))
         if result.mismatch_text:
             console.print(Text(result.mismatch_text, style="dim"))
-        console.print(Text(result.summary(), style="bold"))
-        if result.noise_note(no_history):
-            console.print(Text(result.noise_note(no_history), style="dim"))
-        if result.host_note():
-            console.print(Text(result.host_note(), style="yellow"))
+        console.print(Text(words.summary(result), style="bold"))
+        if words.noise_note(result, no_history):
+            console.print(Text(words.noise_note(result, no_history), style="dim"))
+        if words.host_note(result):
+            console.print(Text(words.host_note(result), style="yellow"))
         for s, p in worse:
             console.print(Text(f"worse: {describe_point(s, p)}", style="red"))
         for held in ("isolated", "host changed", "host busy"):

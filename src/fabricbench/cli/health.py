@@ -91,7 +91,9 @@ def health_cmd(state, np, hostfile, hosts, ppn, launcher, mpirun_args, size, win
         return
     _add_fabric_notes(state, result)
     if as_json:
-        print_json(result.to_dict())
+        from fabricbench.report.words.health import result_dict
+
+        print_json(result_dict(result))
     else:
         show(result)
     sys.exit(result.report.exit_status)
@@ -142,11 +144,12 @@ _STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 
 def show(result) -> None:
     from fabricbench.analysis.health import host_order
+    from fabricbench.report.words.health import evidence, notes, verdict_line
 
     report = result.report
     data = result.data
     colour = "bold green" if report.healthy else "bold red"
-    console.print(f"[{colour}]{report.verdict}[/]", highlight=False, soft_wrap=True)
+    console.print(f"[{colour}]{verdict_line(report)}[/]", highlight=False, soft_wrap=True)
     how = [f"run {result.run.id} ({result.run.kind})", f"{data.n} nodes"]
     if data.size:
         how.append(f"bandwidth at {numbers.count(data.size)} bytes, timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
@@ -166,7 +169,7 @@ def show(result) -> None:
         table.add_column("nodes")
         table.add_column("evidence", overflow="fold")
         for f in report.findings:
-            table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.kind, f.metric, ", ".join(f.nodes), f.evidence)
+            table.add_row(f"[{_STYLE.get(f.severity, '')}]{f.severity}[/]", f.kind, f.metric, ", ".join(f.nodes), evidence(f))
         console.print(table)
         if report.omitted:
             console.print(f"{report.omitted} more link/asymmetry findings not listed (see --json)", style="yellow")
@@ -200,5 +203,5 @@ def show(result) -> None:
     console.print(nodes)
     if bw and bw.retested:
         console.print(f"{bw.retested} pairs were measured again alone (retest)", style="dim")
-    for note in result.notes:
+    for note in notes(result):
         console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)

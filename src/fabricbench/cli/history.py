@@ -50,8 +50,13 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
     if last and len(hist.rows) > last:
         keep = {r.run.id for r in hist.rows[-last:]}
         hist = build([rd for rd in loaded if rd.run.id in keep], benchmark, nbytes, metric)
+    from fabricbench.report.words.compare import point_dict, point_short
+
     if as_json:
-        print_json(hist.to_dict())
+        data = hist.to_dict()
+        for row, r in zip(data["rows"], hist.rows):
+            row["vs_first"] = point_dict(r.vs_first) if r.vs_first else None
+        print_json(data)
         return
     where = f" {size_label(nbytes)}" if nbytes is not None else ""
     title = f"{benchmark}{where}: {hist.metric} ({hist.unit}) across {len(hist.rows)} runs"
@@ -63,7 +68,7 @@ def history(state, benchmark: str, size: Optional[str], metric: Optional[str], t
         t.add_column(name, justify=just, overflow="fold")
     for r in hist.rows:
         ci = "-" if r.ci is None else f"{numbers.number(r.ci[0])}-{numbers.number(r.ci[1])}"
-        vs = "first" if r.vs_first is None and r is hist.rows[0] else (r.vs_first.short() if r.vs_first else "-")
+        vs = "first" if r.vs_first is None and r is hist.rows[0] else (point_short(r.vs_first) if r.vs_first else "-")
         if r.vs_first is not None and r.vs_first.ratio is not None:
             vs += f" (x{numbers.short(r.vs_first.ratio, 3)})"
         cells = [str(r.run.id), r.run.created.replace("T", " ")[:19], r.run.label or "",

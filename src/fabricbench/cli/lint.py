@@ -22,6 +22,7 @@ def lint(ctx, state, runs: Tuple[str, ...], as_json: bool) -> None:
     """
     from fabricbench.analysis.lint import RULES
     from fabricbench.analysis.lint import lint as check
+    from fabricbench.report.words.lint import fix, result_dict, what
 
     store = state.reader
     loaded, seen = [], set()
@@ -32,7 +33,7 @@ def lint(ctx, state, runs: Tuple[str, ...], as_json: bool) -> None:
             loaded.append(rd)
     result = check(loaded)
     if as_json:
-        print_json(result.to_dict())
+        print_json(result_dict(result))
         ctx.exit(1 if result.violations else 0)
     names = ", ".join(f"{r.id} ({r.name})" for r in result.runs)
     console.print(Text(f"lint: runs {names}", style="bold"))
@@ -40,8 +41,8 @@ def lint(ctx, state, runs: Tuple[str, ...], as_json: bool) -> None:
         style = "red" if f.severity == "violation" else "yellow"
         where = f"run {f.run.id}" if f.run is not None else "all runs"
         console.print(Text.assemble((f"{f.severity.upper()} ", f"bold {style}"), (f"{f.rule} (SC15 rule {f.hb_rule})", style),
-                                    f", {where}: {f.what}"))
-        console.print(Text(f"  fix: {f.fix}", style="dim"))
+                                    f", {where}: {what(f)}"))
+        console.print(Text(f"  fix: {fix(f)}", style="dim"))
     passed = [f"{r} ({RULES[r][0]})" for r in result.passed()]
     if passed:
         console.print(Text("passed: " + ", ".join(passed), style="green"))

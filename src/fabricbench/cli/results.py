@@ -11,7 +11,6 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from fabricbench.analysis.host_state import describe_probes
 from fabricbench.analysis.precision import missed_precision, missed_share
 from fabricbench.cli.app import NoDatabase, console, json_option, main, pass_state, print_json, safe_markup
 from fabricbench.errors import UsageError
@@ -229,7 +228,9 @@ def show(state, run_ref, benchmark, as_json):
         facts.append(f"MPI: {p['mpi_library']}")
     console.print("; ".join(facts), highlight=False, markup=False)
     if probes:
-        console.print(describe_probes(probes), highlight=False, markup=False)
+        from fabricbench.report.words.host import probes_text
+
+        console.print(probes_text(probes), highlight=False, markup=False)
     if run.message:
         console.print(Text(run.message, style="yellow"))
     console.print("Bandwidth is decimal MB/s (1 MB/s = 10^6 bytes/s).", style="dim")

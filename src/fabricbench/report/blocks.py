@@ -300,6 +300,8 @@ def series_tables(
 
 def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[str]:
     """What analysis.compare says of each non-baseline run against the baseline, for these series' benchmarks."""
+    from fabricbench.report.words.compare import series_summary
+
     base = ctx.baseline
     if base is None or len(ctx.runs) < 2:
         return []
@@ -309,7 +311,7 @@ def baseline_notes(ctx: Any, series: Sequence[Series], limit: int = 10) -> List[
     for run in runs.values():
         for sc in ctx.comparison(run).series:
             if (sc.benchmark_b, sc.metric) in wanted or (sc.definition, sc.metric) in wanted:
-                notes.append(f"{run.name}, {sc.title}: {sc.summary(base.name, run.name)}")
+                notes.append(f"{run.name}, {sc.title}: {series_summary(sc, base.name, run.name)}")
             if len(notes) >= limit:
                 return notes
     return notes

@@ -139,8 +139,8 @@ def to_perflog(run: Any, measurements: Sequence[Any], hosts: Iterable[str] = ())
 
 def to_junit(result: Any, baseline: str, min_effect: float) -> str:
     """A check's verdicts as JUnit XML (one testsuite; a testcase per compared point)."""
-    from fabricbench.analysis.compare import describe_point
     from fabricbench.numbers import exact_binary_size as size_label
+    from fabricbench.report.words.compare import describe_point, summary
 
     cases = []
     failures = skipped = 0
@@ -167,7 +167,7 @@ def to_junit(result: Any, baseline: str, min_effect: float) -> str:
     for name, value in (("baseline", baseline), ("runs", runs), ("min_effect_percent", numbers.short(min_effect))):
         ET.SubElement(props, "property", name=name, value=value)
     suite.extend(cases)
-    ET.SubElement(suite, "system-out").text = result.summary()
+    ET.SubElement(suite, "system-out").text = summary(result)
     root = ET.Element("testsuites", name="fabricbench", tests=str(len(cases)), failures=str(failures),
                       errors="0", skipped=str(skipped), time="0")
     root.append(suite)

@@ -2,7 +2,10 @@
 ``fabricbench compare``), what could confound them, and what could not be compared."""
 from __future__ import annotations
 
-from fabricbench.analysis.compare import check_verdict, describe_point, single_row
+from fabricbench.analysis.compare import check_verdict, single_row
+from fabricbench.report.words import compare as words
+from fabricbench.report.words.compare import describe_point
+from fabricbench.report.words.comparability import cautions
 from fabricbench.numbers import percent
 from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
 from fabricbench import numbers
@@ -30,7 +33,7 @@ def build(ctx):
         rows.append([r.name, str(len(comp.flagged("worse"))), str(len(comp.flagged("better"))),
                      str(sum(1 for _s, p in comp.points if p.verdict in ("no significant difference", "below threshold", "isolated", "host changed", "host busy"))),
                      str(sum(1 for _s, p in comp.points if p.significant is None)), check_verdict(comp).status,
-                     comp.summary(base.name, r.name)])
+                     words.summary(comp, base.name, r.name)])
     section.add(Table([Column("Run", align="left"), Column("Worse", "points"), Column("Better", "points"),
                        Column("Not called different", "points"), Column("Not judged", "points"),
                        Column("Check", align="left"), Column("Summary", align="left")], rows))
@@ -43,21 +46,21 @@ def build(ctx):
             labels = ", ".join(d.label for d in comp.comparability.differences)
             sub.add(Notice(f"The runs differ in {labels}: any of these can explain a difference "
                            "(the configuration section has the values).", "warning"))
-        for caution in comp.comparability.cautions:
+        for caution in cautions(comp.comparability):
             sub.add(Notice(f"Caution: {caution}.", "warning"))
         if comp.judged_series:
-            sub.add(BulletList([f"{s.title}: {s.summary(base.name, r.name)}" for s in comp.judged_series]))
+            sub.add(BulletList([f"{s.title}: {words.series_summary(s, base.name, r.name)}" for s in comp.judged_series]))
         elif not comp.series:
             sub.add(Paragraph("No common points to compare."))
         if comp.single_valued:
             sub.add(_single_table(comp, base.name, r.name))
-            line = comp.cannot_judge()
+            line = words.cannot_judge(comp)
             sub.add(Notice(line[0].upper() + line[1:] + ".", "warning"))
-        note = comp.noise_note()
+        note = words.noise_note(comp)
         if note:
             sub.add(Paragraph(note) if comp.noise_from == "history" else Notice(note, "warning"))
-        if comp.host_note():
-            sub.add(Notice(comp.host_note(), "warning"))
+        if words.host_note(comp):
+            sub.add(Notice(words.host_note(comp), "warning"))
         flagged = comp.flagged("worse") + comp.flagged("better")
         if flagged:
             sub.add(Paragraph("Points called different:"),

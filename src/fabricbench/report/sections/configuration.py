@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from fabricbench.analysis.comparability import run_facts
 from fabricbench.numbers import number
+from fabricbench.report.words.comparability import fact_text
 from fabricbench.report.model import Cell, Column, Notice, Paragraph, Section, Table
 
 ORDER = 20
@@ -15,7 +16,7 @@ def build(ctx):
     keys = list(dict.fromkeys(k for f in facts for k in f))
     rows = []
     for key in keys:
-        values = [f[key].value if key in f else None for f in facts]
+        values = [fact_text(f[key].value) if key in f else None for f in facts]
         if all(v is None for v in values) and key != "hosts":
             continue
         label = next(f[key].label for f in facts if key in f)

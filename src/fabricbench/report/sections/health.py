@@ -13,6 +13,7 @@ import numpy as np
 
 from fabricbench.analysis.health import Thresholds, host_order
 from fabricbench.analysis.health_check import NoAllPairsData, check
+from fabricbench.report.words.health import evidence, notes, verdict_line
 from fabricbench.report.blocks import slugify
 from fabricbench.report.model import Cell, Column, Figure, Notice, Paragraph, Section, Table
 from fabricbench.report.plots.health import heatmap, histogram
@@ -42,7 +43,7 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
                      "(its row or column median well below the median of the pairs that do not involve it); a link when it is slow against "
                      "what its two ends do elsewhere; a pair when one direction is much slower than the other. "
                      "Bandwidth in MB/s (10^6 bytes/s).")
-    section.add(Notice(report.verdict, "note" if report.healthy else "warning"))
+    section.add(Notice(verdict_line(report), "note" if report.healthy else "warning"))
     how = [f"{data.n} nodes"]
     if data.size:
         how.append(f"bandwidth at {numbers.count(data.size)} bytes" + (f", timed by the {'receiver' if data.direction == 'recv' else 'sender'}"
@@ -51,14 +52,14 @@ def _run_section(ctx: Any, loaded: Any, several: bool) -> Optional[Section]:
         how.append(f"{data.mode} mode")
     how.append(f"flag below {numbers.share(th.threshold)} (bandwidth) or above {numbers.fixed(1 / th.latency_threshold, 1)}x (latency) of the expectation")
     section.add(Paragraph("; ".join(how) + "."))
-    for note in result.notes:
+    for note in notes(result):
         section.add(Notice(note, "note"))
 
     if report.findings:
         rows: List[List[Any]] = []
         for f in report.findings:
             rows.append([Cell(f.severity, _STYLE.get(f.severity, "")), f.kind, f.metric, ", ".join(f.nodes),
-                         "-" if f.ratio is None else numbers.share(f.ratio), f.evidence])
+                         "-" if f.ratio is None else numbers.share(f.ratio), evidence(f)])
         cols = [Column("Severity", align="left"), Column("Kind", align="left"), Column("Metric", align="left"),
                 Column("Nodes", align="left"), Column("Measured / expected", "%"), Column("Evidence", align="left")]
         section.add(Table(cols, rows, caption="Flagged"))

@@ -9,7 +9,8 @@ the seven tests are listed after them, their direction from ``analysis.direction
 """
 from __future__ import annotations
 
-from fabricbench.analysis.direction import describe, improvement, lower_is_better
+from fabricbench.analysis.direction import improvement, lower_is_better
+from fabricbench.report.words.direction import describe
 from fabricbench.analysis.hpcc import FIGURES, hpcc_table
 from fabricbench.analysis.series import headline
 from fabricbench.report.model import BulletList, Cell, Column, Paragraph, Section, Table

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fabricbench.analysis.lint import RULES, lint
 from fabricbench.report.model import Cell, Column, Paragraph, Section, Table
+from fabricbench.report.words.lint import fix, what
 
 ORDER = 88
 
@@ -18,7 +19,7 @@ def build(ctx):
     names = {r.run.id: r.name for r in ctx.runs}
     if result.findings:
         rows = [[Cell(f"{f.rule} (rule {f.hb_rule})", "worse" if f.severity == "violation" else "warn"),
-                 names.get(f.run.id, str(f.run.id)) if f.run is not None else "all", f.what, f.fix]
+                 names.get(f.run.id, str(f.run.id)) if f.run is not None else "all", what(f), fix(f)]
                 for f in result.findings]
         section.add(Table([Column("Rule", align="left"), Column("Run", align="left"), Column("What", align="left"),
                            Column("How to fix", align="left")], rows))

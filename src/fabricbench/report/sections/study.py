@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence
 from fabricbench.analysis.studies import Conditions, Finding
 from fabricbench import numbers as f
 from fabricbench.report.model import BulletList, Notice, Paragraph, Section
+from fabricbench.report.words.compare import reason
 
 NOT_JUDGED = ("not judged", "host busy", "host changed", "isolated")
 
@@ -49,8 +50,9 @@ def finding_sentence(x: Finding) -> str:
         what = (f"{x.b_name} has {f.percent(abs(change))} {word} bandwidth than {x.a_name} "
                 f"({f.number(x.b)} against {f.number(x.a)} {x.unit})")
     verdict = x.verdict if x.verdict not in NOT_JUDGED else f"cannot judge: {x.verdict}"
-    reason = f" ({x.reason})" if x.reason and x.verdict in NOT_JUDGED else ""
-    return f"{what} {at} (B/A {f.ratio(x.ratio)}; {verdict}{reason})"
+    why = reason(x.point) if x.point is not None else x.reason
+    reason_text = f" ({why})" if why and x.verdict in NOT_JUDGED else ""
+    return f"{what} {at} (B/A {f.ratio(x.ratio)}; {verdict}{reason_text})"
 
 
 def study_head(title: str, conditions: Conditions, command: str, findings: Sequence[Finding] = (),
