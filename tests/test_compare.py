@@ -58,7 +58,9 @@ def test_compare_matches_by_variant_and_size():
     p = result.series[0].points[0]
     assert p.diff == pytest.approx(0.2) and p.ratio == pytest.approx(1.2) and p.improvement == pytest.approx(-0.2)
     assert p.verdict == "not judged" and p.reason == "one measurement each"  # single numbers are shown, never called
-    text = result.mismatch_text
+    from fabricbench.report.words.matching import mismatch_paragraph
+
+    text = mismatch_paragraph(result.mismatches)
     assert text == ("Not compared: latency: size 0 B only in A, size 512 B only in B; bw bandwidth only in A (1 size); "
                     "bibw bandwidth only in B (1 size).")
     # engine bookkeeping params (loop_length, measurements) do not stop points matching

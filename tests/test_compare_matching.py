@@ -7,6 +7,7 @@ import pytest
 
 from fabricbench.analysis.compare import compare
 from fabricbench.analysis.matching import UNKNOWN, match, point_key
+from fabricbench.report.words.matching import mismatch_paragraph, reason
 from fabricbench.importers import import_file
 from fabricbench.store import Measurement, RunData
 from fabricbench.store.records import Run
@@ -40,7 +41,7 @@ def test_osu_import_compares_with_a_native_run_point_by_point():
     assert len(match(bw, RunData(_run(4, ranks=2), native("bw", "bandwidth", "MB/s", bw_sizes, window=64), [])).pairs) == len(bw_sizes)
     # a window that is not OSU's default is a different measurement
     other = match(bw, RunData(_run(5, ranks=2), native("bw", "bandwidth", "MB/s", bw_sizes, window=16), []))
-    assert not other.pairs and other.mismatches[0].reason == "window 64 in A, 16 in B"
+    assert not other.pairs and reason(other.mismatches[0]) == "window 64 in A, 16 in B"
 
 
 def test_imb_pingpong_latency_is_the_engine_latency_but_its_bandwidth_is_not_bw():
@@ -61,7 +62,7 @@ def test_point_to_point_compares_across_total_rank_counts():
                    native("pingpong_pairs", "latency", "us", [8], ranks=4, pairs=12), [])
     result = compare(two, four)
     assert [p.size for p in result.series[0].points] == [0, 8, 64]
-    assert result.mismatch_text == "Not compared: pingpong_pairs latency only in B (1 size)."  # said once
+    assert mismatch_paragraph(result.mismatches) == "Not compared: pingpong_pairs latency only in B (1 size)."  # said once
     # the total rank count is no confounder for a point-to-point comparison
     assert "ranks" not in [d.key for d in result.comparability.differences]
 
@@ -70,7 +71,7 @@ def test_a_pair_inside_one_host_is_not_a_pair_across_hosts():
     same = RunData(_run(1, ranks=2, nodes=1), native("latency", "latency", "us", [8]), [])
     across = RunData(_run(2, ranks=2, nodes=2, ppn=1), native("latency", "latency", "us", [8]), [])
     m = match(same, across)
-    assert not m.pairs and m.mismatches[0].reason == "path same host in A, across hosts in B"
+    assert not m.pairs and reason(m.mismatches[0]) == "path same host in A, across hosts in B"
     placed = RunData(_run(3, ranks=4, rank_hosts=["a", "a", "b", "b"]), native("latency", "latency", "us", [8], ranks=4), [])
     assert point_key(placed.measurements[0], placed.run).soft == (("path", "same host"),)
 
@@ -82,21 +83,21 @@ def test_collectives_need_equal_and_known_rank_counts():
     run2 = RunData(_run(2, ranks=2), native("allreduce", "latency", "us", sizes, ranks=2), [])
     unknown = match(RunData(_run(1), allreduce, []), run2)
     assert not unknown.pairs
-    assert unknown.mismatches[0].reason == "rank count not recorded in A (import it with --ranks N)"
+    assert reason(unknown.mismatches[0]) == "rank count not recorded in A (import it with --ranks N)"
     assert point_key(allreduce[0], _run(1)).strict[1] == ("ranks", UNKNOWN)
     # the run's rank count (import --ranks) completes what the file does not say
     told = match(RunData(_run(1, ranks=2), allreduce, []), run2)
     assert len(told.pairs) == len(sizes) and not told.mismatches
     run4 = RunData(_run(3, ranks=4), native("allreduce", "latency", "us", sizes, ranks=4), [])
     differ = match(run2, run4)
-    assert not differ.pairs and [m.reason for m in differ.mismatches] == ["ranks 2 in A, 4 in B"]
+    assert not differ.pairs and [reason(m) for m in differ.mismatches] == ["ranks 2 in A, 4 in B"]
 
 
 def test_cold_cache_is_another_measurement_but_an_unrecorded_one_is_warm():
     warm = RunData(_run(1, ranks=2), native("latency", "latency", "us", [8]), [])
     cold = RunData(_run(2, ranks=2), native("latency", "latency", "us", [8], cache="cold"), [])
     plain = RunData(_run(3, ranks=2), [Measurement("latency", {"size": 8}, "latency", "us", value=1.0)], [])
-    assert match(warm, cold).mismatches[0].reason == "cache warm in A, cold in B"
+    assert reason(match(warm, cold).mismatches[0]) == "cache warm in A, cold in B"
     assert len(match(warm, plain).pairs) == 1
 
 
@@ -105,7 +106,7 @@ def test_mismatches_are_one_short_grouped_paragraph():
                 native("bw", "bandwidth", "MB/s", [1 << k for k in range(23)], window=64), [])
     b = RunData(_run(2, ranks=4), native("latency", "latency", "us", range(0, 10)) +
                 native("allreduce", "latency", "us", [4, 8], ranks=4), [])
-    text = compare(a, b).mismatch_text
+    text = mismatch_paragraph(compare(a, b).mismatches)
     assert text == ("Not compared: latency: sizes 10 B to 21 B only in A; bw bandwidth only in A (23 sizes); "
                     "allreduce latency only in B (2 sizes).")
 

@@ -54,7 +54,7 @@ from fabricbench.analysis import stats
 from fabricbench.analysis.direction import improvement, lower_is_better
 from fabricbench.analysis.host_state import (HostLoad, HostShift, allowance, busiest, busy_allowance, busy_factor,
                                              host_shift, same_hosts, sensitivity)
-from fabricbench.analysis.matching import Mismatch, Pair, family, match, mismatch_paragraph, size_label
+from fabricbench.analysis.matching import Mismatch, Pair, family, match
 
 
 HOST_BUSY = "host busy"  # the verdict of a point the busy host could have moved as much
@@ -537,10 +537,6 @@ class Comparison:
         return None
 
     @property
-    def mismatch_text(self) -> str:
-        return mismatch_paragraph(self.mismatches)
-
-    @property
     def noise_from(self) -> str:
         """Where the run-to-run noise of most of the points compared came from (see ``_noise``)."""
         counts: Dict[str, int] = {}
@@ -802,22 +798,3 @@ def _history_points(side: Sequence[Any], history: Sequence[Any], benchmark: Opti
         return {}
     return {id(p.a): p.b_reps for p in match(list(side), list(history), benchmark).pairs}
 
-
-def figure_name(s: SeriesComparison, p: PointComparison) -> str:
-    """What a reader calls a point's figure: an HPCC summary key by its name ('ring bandwidth,
-    random order'), else the series title and the size."""
-    test = s.variant.get("test")
-    if s.definition == "hpcc" and isinstance(test, str):
-        from fabricbench.analysis.hpcc import figure_name as hpcc_name
-
-        return hpcc_name(test)
-    return f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
-
-
-def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
-    """A figure measured once on each side, as the side-by-side table shows it: name, unit, A, B,
-    change (B/A - 1) and whether B is better, worse or within the threshold's reach."""
-    change = None if p.ratio is None else p.ratio - 1.0
-    way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
-    return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
-            "improvement": p.improvement, "direction": way, "metric": s.metric}

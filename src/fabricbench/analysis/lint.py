@@ -204,7 +204,7 @@ def check_factors(rd: Any) -> List[Finding]:
 
 
 def check_peak(rd: Any) -> List[Finding]:
-    from fabricbench.analysis.peaks import SHARED_MEMORY, point_peak, over_peak_note, run_ceiling
+    from fabricbench.analysis.peaks import SHARED_MEMORY, is_lab, point_peak, run_ceiling
 
     from fabricbench.analysis.record import held_to_link, over_ceiling
 
@@ -233,7 +233,7 @@ def check_peak(rd: Any) -> List[Finding]:
     top = max((e for _m, e in over), key=lambda e: e.ratio)
     return [Finding("peak", run, "over-peak", {
         "count": len(over), "names": [_what(m) for m, _e in over], "statistic": top.statistic, "value": top.value,
-        "ratio": top.ratio, "note": over_peak_note(peak.ceiling.fabric, 100.0 * top.ratio)}, "warning")]
+        "ratio": top.ratio, "shaped": is_lab(peak.ceiling.fabric)}, "warning")]
 
 
 def check_differences(runs: Sequence[Any]) -> List[Finding]:

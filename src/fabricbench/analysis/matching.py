@@ -20,8 +20,8 @@ count an imported file does not state) is a difference, never a match: ``import 
 supplies it.
 
 ``match(a, b)`` takes two ``RunData`` (or two lists of replicate runs) and returns the
-matched pairs and the grouped ``Mismatch`` list; ``mismatch_paragraph`` says it in one
-short paragraph.
+matched pairs and the grouped ``Mismatch`` list (``report.words.matching`` says it in one
+short paragraph).
 """
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from fabricbench import numbers
 
 # Other tools' collectives the engine has no benchmark of (IMB's Reduce_scatter_block), matched
 # as collectives with the engine's own (families collective and nbc of its table).
@@ -252,12 +251,9 @@ class Mismatch:
     """Points of one definition and metric that found no partner, and why."""
 
     what: str  # "allreduce latency"
-    reason: str  # "ranks 2 in A, 4 in B"
+    why: Dict[str, Any]  # {"kind": "differ", "diffs": [("ranks", ["2"], ["4"])]}; worded by report.words.matching
     count_a: int = 0
     count_b: int = 0
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"what": self.what, "reason": self.reason, "points_a": self.count_a, "points_b": self.count_b}
 
 
 @dataclass
@@ -332,45 +328,34 @@ def explain(rest_a: Sequence[PointKey], rest_b: Sequence[PointKey], all_a: Seque
     for (defn, metric), (ka, kb) in groups.items():
         what = defn if metric == defn else f"{defn} {metric}"
         if (defn, metric) not in present_b:
-            out.append(Mismatch(what, f"only in A ({_count(ka)})", len(ka)))
+            out.append(Mismatch(what, {"kind": "only", "side": "A", "count": _count(ka)}, len(ka)))
         elif (defn, metric) not in present_a:
-            out.append(Mismatch(what, f"only in B ({_count(kb)})", 0, len(kb)))
+            out.append(Mismatch(what, {"kind": "only", "side": "B", "count": _count(kb)}, 0, len(kb)))
         else:
             out.append(Mismatch(what, _why(ka, kb), len(ka), len(kb)))
     return out
 
 
-def _count(keys: Sequence[PointKey]) -> str:
-    sized = [k.size for k in keys if k.size is not None]
-    if not sized:
-        return f"{len(keys)} point{'s' if len(keys) != 1 else ''}"
-    return f"{len(keys)} size{'s' if len(keys) != 1 else ''}"
+def _count(keys: Sequence[PointKey]) -> Tuple[int, str]:
+    """How many points a side has alone, counted in sizes (or points for unsized benchmarks)."""
+    return len(keys), ("size" if any(k.size is not None for k in keys) else "point")
 
 
-def _why(ka: Sequence[PointKey], kb: Sequence[PointKey]) -> str:
+def _why(ka: Sequence[PointKey], kb: Sequence[PointKey]) -> Dict[str, Any]:
     for side, keys in (("A", ka), ("B", kb)):
         unknown = sorted({name for k in keys for name, v in k.strict if v is UNKNOWN})
         if unknown:
-            how = "; ".join(_HOW_TO_RECORD.get(n, f"record {n}") for n in unknown)
-            return f"{' and '.join(_noun(n) for n in unknown)} not recorded in {side} ({how})"
+            return {"kind": "not_recorded", "side": side, "names": unknown,
+                    "how": [_HOW_TO_RECORD.get(n) for n in unknown]}
     diffs = []
     for name in sorted({n for k in list(ka) + list(kb) for n, _ in k.strict + k.soft}):
         va = _values(ka, name)
         vb = _values(kb, name)
         if va and vb and va != vb:
-            diffs.append(f"{name} {_join(va)} in A, {_join(vb)} in B")
+            diffs.append((name, va, vb))
     if diffs:
-        return "; ".join(diffs)
-    parts = []
-    if ka:
-        parts.append(f"{_size_span(ka)} only in A")
-    if kb:
-        parts.append(f"{_size_span(kb)} only in B")
-    return ", ".join(parts)
-
-
-def _noun(name: str) -> str:
-    return {"ranks": "rank count", "pairs": "pair count"}.get(name, name)
+        return {"kind": "differ", "diffs": diffs}
+    return {"kind": "sizes", "spans": [(side, _size_span(keys)) for side, keys in (("A", ka), ("B", kb)) if keys]}
 
 
 def _values(keys: Sequence[PointKey], name: str) -> List[str]:
@@ -378,26 +363,7 @@ def _values(keys: Sequence[PointKey], name: str) -> List[str]:
     return sorted(vals, key=lambda s: (len(s), s))
 
 
-def _join(values: Sequence[str]) -> str:
-    return values[0] if len(values) == 1 else "/".join(values)
-
-
-def _size_span(keys: Sequence[PointKey]) -> str:
-    """'size 0 B', 'sizes 2 KiB to 4 MiB' (or 'points' for unsized benchmarks)."""
+def _size_span(keys: Sequence[PointKey]) -> Dict[str, Any]:
+    """The sizes a side has alone: {"sizes": [smallest, largest]} ([] for unsized benchmarks), "points"."""
     sizes = sorted({k.size for k in keys if k.size is not None})
-    if not sizes:
-        return f"{len(keys)} point{'s' if len(keys) != 1 else ''}"
-    if len(sizes) == 1:
-        return f"size {size_label(sizes[0])}"
-    return f"sizes {size_label(sizes[0])} to {size_label(sizes[-1])}"
-
-
-size_label = numbers.exact_binary_size  # 4194304 -> '4 MiB', 1000 -> '1000 B'
-
-
-def mismatch_paragraph(mismatches: Sequence[Mismatch]) -> str:
-    """'Not compared: bw only in A (22 sizes); allreduce: ranks 2 in A, 4 in B.' ('' when none)."""
-    if not mismatches:
-        return ""
-    return "Not compared: " + "; ".join(f"{m.what}: {m.reason}" if not m.reason.startswith("only in")
-                                        else f"{m.what} {m.reason}" for m in mismatches) + "."
+    return {"sizes": sizes[:1] + sizes[1:][-1:], "points": len(keys)}

@@ -14,7 +14,7 @@
   ("shared memory: no link ceiling", an unknown tag, nothing known).
 - ``link_multiple(benchmark, metric, params, run)``: how many link directions an aggregate
   figure can fill (bi-bandwidth 2, mbw_mr the pairs' distinct sending hosts);
-  ``point_peak`` multiplies it out, ``over_peak_note`` explains a figure above 100%.
+  ``point_peak`` multiplies it out (``report.words.peaks.over_peak_note`` explains a figure above 100%).
 - ``percent_of_peak(value_MBps, fabric)`` and ``peak_for(benchmark, fabric)`` (bi-bandwidth
   counts both directions).
 - ``pcie_link(host_facts)`` / ``ceiling(fabric, host_facts)``: the NIC's PCIe link as a data
@@ -37,7 +37,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fabricbench.errors import FabricbenchError
 # Still on tests/test_layers.py STILL_WORDING: names that are data ("lab link shaped to 1 Gb/s", "PCIe Gen3
-# x16", a CPU peak's recorded source) and over_peak_note, which analysis/lint.py words with (it moves when lint does).
+# x16", a CPU peak's recorded source).
 from fabricbench import numbers
 
 try:  # Python 3.11+
@@ -198,6 +198,11 @@ def lab_fabric(rate_bps: float, how: str = "") -> Fabric:
                   signalling_gbps=gbps, encoding="none (token bucket on a veth)", efficiency=Fraction(1),
                   data_rate_gbps=gbps, data_rate_MBps=rate_bps / 8e6,
                   source=how or "the tc rate the lab's links were shaped to")
+
+
+def is_lab(fabric: Optional[Fabric]) -> bool:
+    """Whether a ceiling's fabric is a lab link's shaped rate (a token bucket, not a wire)."""
+    return fabric is not None and fabric.family == "lab"
 
 
 def _rate_key(bps: float) -> str:
@@ -506,15 +511,6 @@ def point_peak(ceiling_: Optional["Ceiling"], benchmark: str, metric: str, param
     if multiple is None:
         return None, note
     return ceiling_.limit_MBps * multiple, note
-
-
-def over_peak_note(fabric: Optional[Fabric], percent: float) -> str:
-    """Why a figure can exceed 100% of its peak: said next to any such figure."""
-    if fabric is not None and fabric.family == "lab":
-        return (f"{numbers.fixed(percent, 1)}% of the shaped rate: the token bucket passes a burst at full speed before it "
-                "shapes, so short measurements can exceed the rate")
-    return (f"{numbers.fixed(percent, 1)}% of the peak: more than the link can carry, so part of the traffic did not cross it "
-            "(ranks sharing a host) or the fabric named for this run is not the one it used (check --tag fabric=)")
 
 
 # -- % of peak ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ from rich.text import Text
 from fabricbench.cli.app import console, json_option, main, pass_state, print_json
 from fabricbench.errors import UsageError
 from fabricbench import numbers
+from fabricbench.report.words.matching import mismatch_paragraph
 
 
 def verdict_options(f):
@@ -99,7 +100,7 @@ def _change(c: Optional[float]) -> str:
 
 def single_table(result) -> Table:
     """The figures measured once on each side, side by side: name, unit, A, B, change, which way."""
-    from fabricbench.analysis.compare import single_row
+    from fabricbench.report.words.compare import single_row
 
     rows = [single_row(s, p) for s, p in result.single_valued]
     t = Table(title=f"Measured once on each side ({len(rows)} figure{'s' if len(rows) != 1 else ''})",
@@ -143,8 +144,8 @@ def print_comparison(result, show_points: bool = True, history_ignored: bool = F
                 console.print(Text(f"{s.title}: {words.series_summary(s)}", style="bold"))
         if result.judged_series:  # else the overall line says it
             console.print(Text(_cannot_judge_line(result), style="yellow"))
-    if result.mismatch_text:
-        console.print(Text(result.mismatch_text, style="dim"))
+    if result.mismatches:
+        console.print(Text(mismatch_paragraph(result.mismatches), style="dim"))
     if result.series:
         console.print(Text(words.summary(result), style="bold"))
         note = words.noise_note(result, history_ignored)
@@ -264,7 +265,7 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
                       make_options(min_effect, alpha, correction), benchmark, no_history)
     if not result.series:
         raise UsageError(f"nothing to check: {_side_text(result.b_runs)} and baseline '{baseline}' share no "
-                         f"point. {result.mismatch_text}".strip())
+                         f"point. {mismatch_paragraph(result.mismatches)}".strip())
     verdict = check_verdict(result)
     worse = list(verdict.worse)
     if junit:
@@ -291,8 +292,8 @@ def check(ctx, state, run: str, baseline: str, junit: Optional[str], min_effect:
         if result.single_valued:
             console.print(single_table(result))
             console.print(Text(_cannot_judge_line(result), style="yellow"))
-        if result.mismatch_text:
-            console.print(Text(result.mismatch_text, style="dim"))
+        if result.mismatches:
+            console.print(Text(mismatch_paragraph(result.mismatches), style="dim"))
         console.print(Text(words.summary(result), style="bold"))
         if words.noise_note(result, no_history):
             console.print(Text(words.noise_note(result, no_history), style="dim"))

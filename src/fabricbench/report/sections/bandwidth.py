@@ -8,8 +8,8 @@ unless a fabric tag says otherwise; a figure above 100% comes with a note that e
 """
 from __future__ import annotations
 
-from fabricbench.analysis.peaks import SHARED_MEMORY, over_peak_note, percent_of_peak, point_peak
-from fabricbench.report.words.peaks import ceiling_note
+from fabricbench.analysis.peaks import SHARED_MEMORY, is_lab, percent_of_peak, point_peak
+from fabricbench.report.words.peaks import ceiling_note, over_peak_note
 from fabricbench.analysis.record import over_ceiling
 from fabricbench.analysis.series import headline
 from fabricbench.report import blocks
@@ -69,7 +69,7 @@ def build(ctx):
                 top = max((e for _m, e in items), key=lambda e: e.ratio)
                 sizes = ", ".join(numbers.size(m.params.get("size")) for m, _e in items[:6]) + (", ..." if len(items) > 6 else "")
                 notes.append(Notice(f"{run.name}, {bench} at {sizes} B: shown figures above the peak (worst: {top.statistic} "
-                                    f"{numbers.grouped(top.value, 1)} MB/s); {over_peak_note(run.ceiling.fabric, 100.0 * top.ratio)}.", "warning"))
+                                    f"{numbers.grouped(top.value, 1)} MB/s); {over_peak_note(is_lab(run.ceiling.fabric), 100.0 * top.ratio)}.", "warning"))
             extras = []
             if any(_peak(s.run, m)[0] for s in series for m in s.points[:1]):
                 extras.append(("% of peak", "%", lambda m, s: numbers.percent(percent_of_peak(headline(m), _peak(s.run, m)[0]))))

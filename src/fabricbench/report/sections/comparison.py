@@ -2,9 +2,10 @@
 ``fabricbench compare``), what could confound them, and what could not be compared."""
 from __future__ import annotations
 
-from fabricbench.analysis.compare import check_verdict, single_row
+from fabricbench.analysis.compare import check_verdict
 from fabricbench.report.words import compare as words
-from fabricbench.report.words.compare import describe_point
+from fabricbench.report.words.compare import describe_point, single_row
+from fabricbench.report.words.matching import mismatch_paragraph
 from fabricbench.report.words.comparability import cautions
 from fabricbench.numbers import percent
 from fabricbench.report.model import BulletList, Cell, Column, Notice, Paragraph, Section, Table
@@ -67,8 +68,8 @@ def build(ctx):
                     BulletList([describe_point(s, p).replace("B is", f"{r.name} is") for s, p in flagged[:40]]))
             if len(flagged) > 40:
                 sub.add(Paragraph(f"... and {len(flagged) - 40} more (fabricbench compare {base.run.id} {r.run.id} lists them all)."))
-        if comp.mismatch_text:
-            sub.add(Paragraph(comp.mismatch_text))
+        if comp.mismatches:
+            sub.add(Paragraph(mismatch_paragraph(comp.mismatches)))
         section.subsections.append(sub)
     return section
 

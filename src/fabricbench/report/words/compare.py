@@ -11,12 +11,13 @@ from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Sequence
 
 from fabricbench.analysis.compare import (HOST_BUSY, MIN_HISTORY, ONE_EACH, REPEATABLE, CheckVerdict, Comparison,
-                                          Options, PointComparison, SeriesComparison, single_row)
+                                          Options, PointComparison, SeriesComparison)
 from fabricbench.analysis.host_state import HostLoad, HostShift, stall_us
-from fabricbench.analysis.matching import size_label
+from fabricbench.numbers import exact_binary_size as size_label
 from fabricbench.numbers import factor, fraction_pct, number, short
 from fabricbench.report.words.direction import change_words, describe, describe_ratio
 from fabricbench.report.words.host import load_dict, load_text, shift_dict, shift_text
+from fabricbench.report.words.matching import mismatch_dict, mismatch_paragraph
 
 HOST_BUSY_TEXT = "host too busy to judge"
 
@@ -307,8 +308,8 @@ def comparison_dict(result: Comparison, history_ignored: Optional[bool] = None) 
         "series": [series_dict(s) for s in result.series],
         "single_valued": [single_row(s, p) for s, p in result.single_valued],
         "cannot_judge": cannot_judge(result),
-        "mismatches": [m.to_dict() for m in result.mismatches],
-        "not_compared": result.mismatch_text,
+        "mismatches": [mismatch_dict(m) for m in result.mismatches],
+        "not_compared": mismatch_paragraph(result.mismatches),
     }
 
 
@@ -316,3 +317,23 @@ def check_dict(verdict: CheckVerdict) -> Dict[str, Any]:
     """A regression check's verdict as JSON, the points held named as ``describe_point`` names them."""
     return {"status": verdict.status, "exit_status": verdict.exit_status, "worse": len(verdict.worse),
             "held": [describe_point(s, p) for s, p in verdict.held], "judged": verdict.judged}
+
+
+def figure_name(s: SeriesComparison, p: PointComparison) -> str:
+    """What a reader calls a point's figure: an HPCC summary key by its name ('ring bandwidth,
+    random order'), else the series title and the size."""
+    test = s.variant.get("test")
+    if s.definition == "hpcc" and isinstance(test, str):
+        from fabricbench.analysis.hpcc import figure_name as hpcc_name
+
+        return hpcc_name(test)
+    return f"{s.title} {size_label(p.size)}" if p.size is not None else s.title
+
+
+def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
+    """A figure measured once on each side, as the side-by-side table shows it: name, unit, A, B,
+    change (B/A - 1) and whether B is better, worse or within the threshold's reach."""
+    change = None if p.ratio is None else p.ratio - 1.0
+    way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
+    return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
+            "improvement": p.improvement, "direction": way, "metric": s.metric}

@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Sequence, Tuple
 
 from fabricbench.analysis.lint import Finding, LintResult
-from fabricbench.analysis.matching import size_label
+from fabricbench.numbers import exact_binary_size as size_label
 from fabricbench.numbers import fixed, grouped
 from fabricbench.report.words.comparability import busy_text
 from fabricbench.report.words.host import shift_text
+from fabricbench.report.words.peaks import over_peak_note
 
 
 def names(items: Sequence[str], limit: int = 4) -> str:
@@ -90,7 +91,7 @@ WORDS: Dict[str, Tuple[Callable[[Dict[str, Any]], str], Callable[[Dict[str, Any]
                    "lab-1g, ...; shared memory: fabric=shm)")),
     "over-peak": (
         lambda x: (f"{x['count']} bandwidth points show figures above their peak "
-                   f"({names(x['names'])}; worst: {x['statistic']} {grouped(x['value'], 1)} MB/s): " + x["note"]),
+                   f"({names(x['names'])}; worst: {x['statistic']} {grouped(x['value'], 1)} MB/s): " + over_peak_note(x["shaped"], 100.0 * x["ratio"])),
         lambda x: "check the fabric the run is tagged with; explain the excess wherever the figure is quoted"),
     "differs": (
         lambda x: (f"differs from run {x['first_run']} in {names(x['labels'], 6)}"
