@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 import os
 import select
 import shutil
@@ -494,8 +495,11 @@ def lab_name_empty(work: Path) -> Outcome:
 
 # ---- what each row must show --------------------------------------------------------------
 
+PROGRESS = re.compile(r"^\[\d+s\] ")  # the progress line a run prints on a pipe every so often, not a message
+
+
 def one_line(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not PROGRESS.match(ln)]
     return len(lines) == 1 and "Traceback" not in text and "Error('" not in text and "Error(\"" not in text
 
 

@@ -324,6 +324,7 @@ def test_size_suffixes_and_adaptive_iterations(engine, validator):
         assert p["n"] <= p["iterations"]
 
 
+@pytest.mark.serial  # 4 ranks on 2 cores beside another worker's MPI job missed its 120 s launch timeout at load 20
 def test_the_time_budget_guard_stops_a_point_the_warm_up_misjudged(engine, validator):
     # The hook makes the plan take the warm-up pace as a million times faster than it was, as
     # a loaded machine can: the plan asks for ~10^6 budgets' worth, the guard stops at two. (At

@@ -342,7 +342,9 @@ def test_the_profiler_records_each_ranks_cpu_and_whether_ranks_shared_cores(tmp_
         assert 0.2 <= r["cpu_time"] <= 1.5 * r["app_time"] + 0.05
         if Path("/proc/self/schedstat").exists():
             assert r["run_delay"] is not None and 0 <= r["run_delay"] <= r["app_time"]
-            assert 0.1 <= rank_demand(r) <= r["cpu_time"]
+            assert rank_demand(r) <= r["cpu_time"]
+            if r["run_delay"] < 0.5 * r["app_time"]:  # on a host so busy a rank waited half the run, the split is rough
+                assert rank_demand(r) >= 0.1
     (m,) = machines(prof)
     assert m.ranks == [0, 1, 2, 3] and m.cpus == os.cpu_count()
     assert m.demand_s == pytest.approx(sum(rank_demand(r) for r in prof["rank_info"]))
