@@ -234,3 +234,22 @@ def test_a_fact_that_is_a_figure_differs_only_when_it_reads_differently():
     other = check_comparability(_run(1, prov), hosts(9.5), _run(2, prov), hosts(12.0))
     [memory] = [d for d in comparability_dict(other)["differences"] if d["key"] == "memory"]
     assert (memory["a"], memory["b"]) == ("9.5 GiB", "12 GiB")
+
+
+def test_a_change_within_a_figures_resolution_is_not_seen():
+    """OpenFOAM's ClockTime is whole seconds: 2 s against 1 s may be runs 0.01 s apart, so compare
+    shows them side by side as within the resolution, never as 50% better; a change larger than
+    the step is shown with its direction."""
+    from fabricbench.report.words.compare import reason, single_row
+
+    def app(value, res):
+        return Measurement("openfoam-cavity", {"case": "cavity"}, "time", "s", value=value, detail={"resolution_s": res})
+
+    result = compare(RunData(_run(1), [app(2.0, 1.0)], []), RunData(_run(2), [app(1.0, 1.0)], []))
+    ((s, p),) = result.single_valued
+    assert p.reason == "within the figure's resolution" and p.verdict == "not judged"
+    assert reason(p) == "the change is within the figure's resolution (1 s)"
+    assert single_row(s, p)["direction"] == "within resolution"
+    fine = compare(RunData(_run(1), [app(2.0, 0.01)], []), RunData(_run(2), [app(1.0, 0.01)], []))
+    ((s, p),) = fine.single_valued
+    assert p.reason == "one measurement each" and single_row(s, p)["direction"] == "better"

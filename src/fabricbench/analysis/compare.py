@@ -91,6 +91,7 @@ class PointComparison:
     log_se: Optional[float] = None
     log_ratio: Optional[float] = None  # the ln B/A tested and shown: of each side's launches' median
     single: bool = False  # one figure on each side and no spread: shown side by side, never judged
+    resolution: Optional[float] = None  # the coarser step either side's figure was measured with (seconds)
     ma: Any = field(default=None, repr=False, compare=False)  # the Measurements compared (not serialised)
     mb: Any = field(default=None, repr=False, compare=False)
 
@@ -353,6 +354,12 @@ def measure_point(a_reps: Sequence[Any], b_reps: Sequence[Any], metric: str, siz
         return pc, None
     pc.ratio = vb / va if va else None
     pc.improvement = improvement(va, vb, metric)
+    pc.resolution = resolution(list(a_reps) + list(b_reps))
+    if pc.resolution is not None and abs(vb - va) <= pc.resolution:
+        # A whole-second clock reads 1 s and 2 s for runs 0.01 s apart: no change below its step is seen.
+        pc.reason = WITHIN_RESOLUTION
+        pc.single = len(a_reps) == 1 and len(b_reps) == 1 and one_measurement(a) and one_measurement(b)
+        return pc, None
     if sa and sb:
         return pc, (sa, sb)
     pc.reason = _why_not_judged(a, b, stats.center(a), stats.center(b))
@@ -375,6 +382,15 @@ def compared_statistic(points: Sequence[Any]) -> str:
 
 
 ONE_EACH = "one measurement each"
+WITHIN_RESOLUTION = "within the figure's resolution"
+
+
+def resolution(points: Sequence[Any]) -> Optional[float]:
+    """The coarsest step (``resolution_s`` in a point's detail, e.g. 1.0 for OpenFOAM's ClockTime) of
+    points measured in seconds; None when none records one."""
+    steps = [float(r) for m in points if (getattr(m, "unit", None) or "") == "s"
+             for r in [(getattr(m, "detail", None) or {}).get("resolution_s")] if isinstance(r, (int, float)) and r > 0]
+    return max(steps) if steps else None
 REPEATABLE = frozenset({"benchmark", "scaling", "app", "transfer"})  # run kinds whose command takes --repeat
 
 

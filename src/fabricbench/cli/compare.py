@@ -112,7 +112,7 @@ def single_table(result) -> Table:
     t.add_column("B is", no_wrap=True)
     for r in rows:
         big = abs(r["improvement"] or 0.0) >= result.options.min_effect  # smaller changes get no word
-        way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
+        way = r["direction"] if r["direction"] in ("better", "worse") and big or r["direction"] == "within resolution" else ""
         t.add_row(r["name"], r["unit"], _num(r["a"]), _num(r["b"]), _change(r["change"]),
                   Text(way, style=_STYLE.get(way, "")))
     return t

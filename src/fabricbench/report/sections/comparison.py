@@ -80,7 +80,7 @@ def _single_table(comp, a_name: str, b_name: str) -> Table:
     for s, p in comp.single_valued:
         r = single_row(s, p)
         big = abs(r["improvement"] or 0.0) >= comp.options.min_effect  # smaller changes get no word
-        way = r["direction"] if r["direction"] in ("better", "worse") and big else ""
+        way = r["direction"] if r["direction"] in ("better", "worse") and big or r["direction"] == "within resolution" else ""
         rows.append([r["name"], r["unit"], numbers.number(r["a"]), numbers.number(r["b"]),
                      Cell(percent(None if r["change"] is None else 100.0 * r["change"], signed=True), way), way])
     return Table([Column("Figure", align="left"), Column("Unit", align="left"), Column(a_name, "value in Unit"),

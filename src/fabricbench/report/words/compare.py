@@ -10,7 +10,7 @@ import math
 from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Sequence
 
-from fabricbench.analysis.compare import (HOST_BUSY, MIN_HISTORY, ONE_EACH, REPEATABLE, CheckVerdict, Comparison,
+from fabricbench.analysis.compare import (HOST_BUSY, MIN_HISTORY, ONE_EACH, REPEATABLE, WITHIN_RESOLUTION, CheckVerdict, Comparison,
                                           Options, PointComparison, SeriesComparison)
 from fabricbench.analysis.host_state import HostLoad, HostShift, stall_us
 from fabricbench.numbers import exact_binary_size as size_label
@@ -33,6 +33,8 @@ def options_text(o: Options) -> str:
 def reason(p: PointComparison) -> str:
     """Why a point got its verdict: the analysis' own words, what held it (the host's move, the busy
     host's contention) or its p-value after correction."""
+    if p.reason == WITHIN_RESOLUTION and p.resolution is not None:
+        return f"the change is within the figure's resolution ({short(p.resolution)} s)"
     if p.reason:
         return p.reason
     if isinstance(p.held_by, HostShift):
@@ -335,5 +337,7 @@ def single_row(s: SeriesComparison, p: PointComparison) -> Dict[str, Any]:
     change (B/A - 1) and whether B is better, worse or within the threshold's reach."""
     change = None if p.ratio is None else p.ratio - 1.0
     way = "" if p.improvement is None else ("better" if p.improvement > 0 else "worse" if p.improvement < 0 else "same")
+    if p.reason == WITHIN_RESOLUTION:
+        way = "within resolution"  # a change no larger than the clock's step is not seen
     return {"name": figure_name(s, p), "unit": s.unit, "a": p.a, "b": p.b, "change": change,
             "improvement": p.improvement, "direction": way, "metric": s.metric}
