@@ -539,7 +539,7 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
     make_lab(nodes=2, link="1gbit")
     out = cli("run", "bw", "--launcher", "lab", "--sizes", "1K:64K", "--repeat", "1", "--time-budget", "0.05")
     summary = " ".join(out.stdout.split())
-    assert "(rate over all iterations; " in summary, summary
+    assert "(rate over all iterations, 95% CI " in summary, summary
     store = fabricbench.open_db(str(cli.db))
     run = store.get_run("last")
     line = parse_rate("1gbit") / 8 / 1e6  # 125 MB/s
