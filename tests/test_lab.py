@@ -554,9 +554,11 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
 
 
 def test_shaping_bursts_at_most_one_small_super_packet():
-    # The most that leaves at once is one GSO packet and two frames: 0.125 ms at the rate, 16 KiB at most.
+    # The most that leaves at once is one GSO packet (0.125 ms at the rate, 16 KiB at most) and the
+    # bucket: one frame, two where they pass in 25 us (1gbit and faster).
     from fabricbench.lab.rates import bucket_bytes, gso_max_bytes
 
     assert gso_max_bytes(1e9) == 15625 and gso_max_bytes(10e9) == 16384
     assert gso_max_bytes(500e6) == 7812 and gso_max_bytes(100e6) == 1562 and gso_max_bytes(50e6) == 1514 and gso_max_bytes(1e9, mtu=9000) == 15625
-    assert bucket_bytes(1e9) == bucket_bytes(50e6) == 2 * 1514 and bucket_bytes(1e9, mtu=9000) == 2 * 9014
+    assert bucket_bytes(1e9) == bucket_bytes(10e9) == 2 * 1514 and bucket_bytes(500e6) == bucket_bytes(50e6) == 1514
+    assert bucket_bytes(1e9, mtu=9000) == 9014 and bucket_bytes(10e9, mtu=9000) == 2 * 9014

@@ -8,8 +8,9 @@ and the switches are joined by NAME-up, shaped at the uplink rate):
 
 Every veth is shaped in both directions with htb on the egress of each end (the node
 side shapes what the node sends, the switch port what it receives): rate = ceil, GSO
-packets of at most 0.125 ms at the rate and a bucket of two frames, so no window of messages
-passes faster than the line (lab.rates says why; docs/methods/lab.md has the figures). The switches are
+packets of at most 0.125 ms at the rate and a bucket of one frame (two from 1gbit), so no
+window of messages passes faster than the line, and TCP in the nodes paces nothing of its
+own (lab.rates says why; docs/methods/lab.md has the figures). The switches are
 namespaces too and have no addresses, so nothing of the lab touches the host's own
 interfaces or routes, and no lab address is reachable from (or routed to) anywhere
 but the lab's own namespaces.
