@@ -249,7 +249,7 @@ def ceiling_lines(found, link: str) -> list:
         worst = max(mine, key=lambda p: p.excess[0].ratio)
         top = worst.excess[0]
         at = f" at {fmt.binary_size(worst.size)}" if worst.size is not None else ""
-        lines.append(f"  ! {bench}: {len(mine)} point{'s' if len(mine) != 1 else ''} show figures above the "
+        lines.append(f"  ! {bench}: {len(mine)} point{'s show' if len(mine) != 1 else ' shows'} figures above the "
                      f"{fmt.number(worst.ceiling_MBps)} MB/s {link or 'the link'} can carry, "
                      f"worst {top.statistic} {fmt.number(top.value)} MB/s{at} ({numbers.fixed(top.ratio, 2)}x): not physical "
                      "(a burst passed unshaped, or the traffic did not cross the link)")
