@@ -277,6 +277,8 @@ def test_lab_up_status_idempotence_and_down(make_lab):
     # Host names, name resolution and routes inside a node: only the lab subnet, no way out.
     out = lab.run("n2", ["sh", "-c", f"hostname; getent hosts {name}-n3; ip -4 route; ip -4 -o addr"]).stdout.splitlines()
     assert out[0] == f"{name}-n2"
+    # TCP in the nodes paces nothing of its own: htb alone shapes (lab/rates.py TCP_CONGESTION)
+    assert lab.run("n1", ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"]).stdout.strip() == "reno"
     assert out[1].split() == [lab.nodes[2].address, f"{name}-n3"]
     routes = [ln for ln in out[2:] if "route" not in ln and "inet" not in ln]
     assert routes == [f"{lab.subnet} dev {lab.interface} proto kernel scope link src {lab.nodes[1].address} "]
@@ -539,7 +541,7 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
     make_lab(nodes=2, link="1gbit")
     out = cli("run", "bw", "--launcher", "lab", "--sizes", "1K:64K", "--repeat", "1", "--time-budget", "0.05")
     summary = " ".join(out.stdout.split())
-    assert "(rate over all iterations; " in summary, summary
+    assert "(rate over all iterations, 95% CI " in summary, summary
     store = fabricbench.open_db(str(cli.db))
     run = store.get_run("last")
     line = parse_rate("1gbit") / 8 / 1e6  # 125 MB/s
@@ -552,9 +554,11 @@ def test_every_bw_figure_above_the_line_is_flagged_where_it_is_shown(make_lab, c
 
 
 def test_shaping_bursts_at_most_one_small_super_packet():
-    # The most that leaves at once is one GSO packet and one frame: 0.125 ms at the rate, 16 KiB at most.
+    # The most that leaves at once is one GSO packet (0.125 ms at the rate, 16 KiB at most) and the
+    # bucket: one frame, two where they pass in 25 us (1gbit and faster).
     from fabricbench.lab.rates import bucket_bytes, gso_max_bytes
 
     assert gso_max_bytes(1e9) == 15625 and gso_max_bytes(10e9) == 16384
     assert gso_max_bytes(500e6) == 7812 and gso_max_bytes(100e6) == 1562 and gso_max_bytes(50e6) == 1514 and gso_max_bytes(1e9, mtu=9000) == 15625
-    assert bucket_bytes(1e9) == bucket_bytes(50e6) == 1514 and bucket_bytes(1e9, mtu=9000) == 9014
+    assert bucket_bytes(1e9) == bucket_bytes(10e9) == 2 * 1514 and bucket_bytes(500e6) == bucket_bytes(50e6) == 1514
+    assert bucket_bytes(1e9, mtu=9000) == 9014 and bucket_bytes(10e9, mtu=9000) == 2 * 9014

@@ -83,13 +83,12 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
 def busy_host(run: Any) -> Optional[Any]:
     """HostLoad when the run's ranks shared an oversubscribed host (a lab run, also through the lab's
     Slurm): load over half the CPUs and more runnable work than CPUs; else None."""
-    from fabricbench.analysis.host_state import HostLoad, host_load
+    from fabricbench.analysis.host_state import HostLoad, host_load, recorded_load
 
     prov = run.provenance if isinstance(run.provenance, dict) else {}
     load = host_load("", run)
     if load is None and isinstance(prov.get("lab"), dict) and isinstance(prov.get("ranks"), int):
-        facts = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
-        avg, cpus = facts.get("runnable_others", facts.get("loadavg_1m")), facts.get("cpus")
+        avg, cpus = recorded_load(prov)
         if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0:
             load = HostLoad("", run.id, float(avg), cpus, prov["ranks"])
     if load is None or load.share >= 1.0 or load.load <= 0.5 * load.cpus:

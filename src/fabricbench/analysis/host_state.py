@@ -150,11 +150,12 @@ def allowance(shift: Optional[HostShift], min_effect: float, follows: Optional[f
 
 @dataclass(frozen=True)
 class HostLoad:
-    """How busy the host that ran a side's ranks was when the run started (provenance ``host_load``)."""
+    """How busy the host that ran a side's ranks was: the higher of its load at the run's start and
+    end (provenance ``host_load``, ``host_load_end``)."""
 
     side: str  # "A" or "B"
     run_id: Any
-    load: float  # work runnable besides fabricbench before the ranks started (else the 1-minute load average)
+    load: float  # work runnable besides fabricbench at the start or end, the higher (else the 1-minute load average)
     cpus: int
     ranks: int  # ranks that shared those CPUs
 
@@ -187,14 +188,32 @@ def _local_ranks(prov: Dict[str, Any]) -> Optional[int]:
     return None
 
 
+# The provenance keys of the host's load: when the run started, and when it ended (the session
+# records the end; runs stored before it have the start alone).
+LOAD_KEYS = ("host_load", "host_load_end")
+
+
+def recorded_load(prov: Dict[str, Any]) -> Tuple[Optional[float], Optional[int]]:
+    """(load, cpus): the highest load the run recorded, at its start or its end, so a run the host
+    became busy for mid-way counts as busy. Each is the work runnable besides fabricbench where
+    recorded (the 1-minute average still holds the ranks of the run before, or of this run at its
+    end, which share no core with the ranks measured), else the 1-minute load average."""
+    loads: List[float] = []
+    cpus: Optional[int] = None
+    for key in LOAD_KEYS:
+        facts = prov.get(key) if isinstance(prov.get(key), dict) else {}
+        avg = facts.get("runnable_others", facts.get("loadavg_1m"))
+        if isinstance(avg, (int, float)) and not isinstance(avg, bool):
+            loads.append(float(avg))
+        if cpus is None and isinstance(facts.get("cpus"), int):
+            cpus = facts["cpus"]
+    return (max(loads) if loads else None), cpus
+
+
 def host_load(side: str, run: Any) -> Optional[HostLoad]:
     """The run's HostLoad when its ranks shared the CPUs of the host whose load it recorded."""
     prov = getattr(run, "provenance", None) or {}
-    load = prov.get("host_load") if isinstance(prov.get("host_load"), dict) else {}
-    # What was runnable when the run started, where recorded: the 1-minute average still holds
-    # the ranks of the run before, which shared no core with this one.
-    avg = load.get("runnable_others", load.get("loadavg_1m"))
-    cpus = load.get("cpus")
+    avg, cpus = recorded_load(prov)
     ranks = _local_ranks(prov)
     if not isinstance(avg, (int, float)) or not isinstance(cpus, int) or cpus < 1 or ranks is None:
         return None

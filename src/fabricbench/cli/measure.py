@@ -229,12 +229,12 @@ def _wrapped(lines: list, indent: int, columns: int = 80) -> list:
 
 
 def figure_label(statistic: str, ci=None, unit: str = "") -> str:
-    """How a figure of record is labelled: 'median, 95% CI 4.41-4.55', 'rate over all iterations',
-    'mean: no per-call distribution'."""
+    """How a figure of record is labelled: 'median, 95% CI 4.41-4.55', 'rate over all iterations,
+    95% CI 116.9-117.8', 'mean: no per-call distribution'."""
     from fabricbench.analysis import record
 
-    if statistic == record.MEDIAN and ci:
-        return f"median, 95% CI {fmt.number(ci[0])}-{fmt.number(ci[1])}"
+    if statistic in (record.MEDIAN, record.RATE_ALL) and ci:
+        return f"{statistic}, 95% CI {fmt.number(ci[0])}-{fmt.number(ci[1])}"
     return {record.MEAN_NO_CALLS: "mean: no per-call distribution",
             record.MEAN_ONLY: "mean: no distribution recorded",
             record.DEFINED: "as the benchmark defines it"}.get(statistic, statistic)
@@ -249,7 +249,7 @@ def ceiling_lines(found, link: str) -> list:
         worst = max(mine, key=lambda p: p.excess[0].ratio)
         top = worst.excess[0]
         at = f" at {fmt.binary_size(worst.size)}" if worst.size is not None else ""
-        lines.append(f"  ! {bench}: {len(mine)} point{'s' if len(mine) != 1 else ''} show figures above the "
+        lines.append(f"  ! {bench}: {len(mine)} point{'s show' if len(mine) != 1 else ' shows'} figures above the "
                      f"{fmt.number(worst.ceiling_MBps)} MB/s {link or 'the link'} can carry, "
                      f"worst {top.statistic} {fmt.number(top.value)} MB/s{at} ({numbers.fixed(top.ratio, 2)}x): not physical "
                      "(a burst passed unshaped, or the traffic did not cross the link)")

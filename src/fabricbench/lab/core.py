@@ -8,8 +8,9 @@ and the switches are joined by NAME-up, shaped at the uplink rate):
 
 Every veth is shaped in both directions with htb on the egress of each end (the node
 side shapes what the node sends, the switch port what it receives): rate = ceil, GSO
-packets of at most 0.125 ms at the rate and a bucket of one frame, so no window of messages
-passes faster than the line (lab.rates says why; docs/methods/lab.md has the figures). The switches are
+packets of at most 0.125 ms at the rate and a bucket of one frame (two from 1gbit), so no
+window of messages passes faster than the line, and TCP in the nodes paces nothing of its
+own (lab.rates says why; docs/methods/lab.md has the figures). The switches are
 namespaces too and have no addresses, so nothing of the lab touches the host's own
 interfaces or routes, and no lab address is reachable from (or routed to) anywhere
 but the lab's own namespaces.
@@ -32,7 +33,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from fabricbench.lab import agent, slurm, system
 from fabricbench.lab.errors import LabError
-from fabricbench.lab.rates import bucket_bytes, format_rate, gso_max_bytes, parse_rate, tcp_goodput
+from fabricbench.lab.rates import TCP_CONGESTION, bucket_bytes, format_rate, gso_max_bytes, parse_rate, tcp_goodput
 from fabricbench.lab.spec import (
     LabSpec,
     bridge_ifname,
@@ -506,12 +507,13 @@ def _teardown(name: str) -> List[str]:
 
 def _make_namespace(ns: str) -> None:
     system.run(["ip", "netns", "add", ns])
-    # No IPv6 inside the lab: no link-local addresses, router solicitations or DAD chatter.
+    # No IPv6 inside the lab: no link-local addresses, router solicitations or DAD chatter. TCP
+    # without pacing timers of its own (lab.rates.TCP_CONGESTION says why); reno is always built in
+    # and every namespace may choose it.
     system.run(
         ["ip", "netns", "exec", ns, "sh", "-c",
          "for f in /proc/sys/net/ipv6/conf/default/disable_ipv6 /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-         "do [ -w $f ] && echo 1 > $f; done; true"],
-        check=False,
+         f"do [ -w $f ] && echo 1 > $f; done; echo {TCP_CONGESTION} > /proc/sys/net/ipv4/tcp_congestion_control"],
     )
     _ip(ns, "link", "set", "lo", "up")
 

@@ -91,16 +91,30 @@ def tcp_goodput(rate_bps: float, mtu: int = 1500) -> float:
 
 
 # The lab's shaping (measured in docs/methods/lab.md): htb with rate = ceil, on veths whose GSO
-# super-packets carry at most GSO_S at the rate, and a bucket of one frame.
+# super-packets carry at most GSO_S at the rate, and a bucket of one frame, or two where two
+# frames pass in BUCKET_S (1gbit and faster).
 # A token bucket lets everything it saved while the link idled pass at memory speed: tbf's
 # usual 2 ms bucket made per-iteration bandwidth samples of 1-16 KiB windows read 4-10x the
 # line. htb sends a packet whenever its tokens are not negative and charges it afterwards, so
 # it keeps the rate with a bucket this small where tbf cannot (16 KB of tbf bucket gave 19-23%
 # of the goodput on a loaded host: each late timer wake-up loses its tokens). A super-packet
-# leaves whole, at once, so its size bounds the burst; below about 0.1 ms of the rate the
-# wake-ups per second cost goodput on a loaded host (4 KB at 500mbit: 65%).
+# leaves whole, at once, so its size and the bucket bound the burst: 4 or 8 frames of bucket, or
+# 32 KiB super-packets, let 1-4 KiB windows read 1.04-1.09x the line at 1gbit, and two frames
+# let 128 B windows read 1.18x at 50mbit and 1 KiB ones 1.05x at 500mbit, where a window of
+# small messages is bound by the link, not by the sender's CPU. Below about 0.1 ms of the rate
+# the wake-ups per second cost goodput on a loaded host (4 KB at 500mbit: 65%); at 1gbit a
+# second frame absorbs a wake-up 12 us late (iperf3 0.97-0.99 of goodput, not 0.92-0.94).
 GSO_S = 125e-6
 GSO_MAX_BYTES = 16384  # the largest super-packet at any rate (65536 is the kernel's default)
+BUCKET_S = 25e-6
+MAX_BUCKET_FRAMES = 2
+
+# The TCP congestion control of the lab's nodes. A new namespace inherits the host's default,
+# and BBR (this host's) paces each flow with timers of its own: stacked on htb's, a busy host's
+# late wake-ups cost a single stream twice (iperf3 0.84-0.91 of goodput beside 0.92-0.94 with reno
+# at load 21-25). Reno paces nothing, is always built in, and at a lab's microsecond round trips
+# behaves as Linux's usual cubic does.
+TCP_CONGESTION = "reno"
 
 
 def gso_max_bytes(rate_bps: float, mtu: int = 1500) -> int:
@@ -109,6 +123,8 @@ def gso_max_bytes(rate_bps: float, mtu: int = 1500) -> int:
 
 
 def bucket_bytes(rate_bps: float, mtu: int = 1500) -> int:
-    """htb burst (= cburst): one frame. htb still sends a whole super-packet on it (its tokens go
-    negative), so the most that passes at once is one super-packet and one frame."""
-    return mtu + ETHERNET_HEADER
+    """htb burst (= cburst): whole frames that pass in BUCKET_S at the rate, one to
+    MAX_BUCKET_FRAMES. htb still sends a whole super-packet on it (its tokens go negative), so the
+    most that passes at once is one super-packet and the bucket."""
+    frame = mtu + ETHERNET_HEADER
+    return frame * max(1, min(MAX_BUCKET_FRAMES, int(rate_bps / 8 * BUCKET_S // frame)))

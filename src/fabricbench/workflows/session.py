@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the database (SQLAlchemy) is imported where it is opened, n
     from fabricbench.store import Store
 
 OWNER = "owner"  # the provenance key naming the process that records the run
+END_LOAD = "host_load_end"  # the provenance key of the host's load when the run ended
 SLURM_JOB = "slurm_job"  # the provenance key of the Slurm job the run was recorded in (SLURM_JOB_ID set)
 ABANDONED = "the fabricbench process ended without finishing the run"
 
@@ -184,6 +185,7 @@ class Session:
         self._finished = True
         with signals_deferred():  # a signal now would cut the final write in half
             try:
+                self._record_end_load()
                 self.flush()
             except StoreError as exc:
                 lost = self._pending.drop()
@@ -194,6 +196,20 @@ class Session:
             self.store.finish_run(self.run.id, status, message)
         self.run.status, self.run.message = status, message
         self.status, self.message = status, message
+
+    def _record_end_load(self) -> None:
+        """The host's load as the run ends (provenance ``host_load_end``), beside the one its start
+        recorded (``host_load``): a host that became busy mid-way is seen by what judges the run."""
+        facts = self.run.provenance if isinstance(self.run.provenance, dict) else {}
+        if not isinstance(facts.get("host_load"), dict) or END_LOAD in facts:
+            return
+        from fabricbench.workflows.hosts import host_load
+
+        self._kept[END_LOAD] = host_load()
+        try:
+            self.update(provenance=self._provenance)
+        except StoreError:  # the run's own end, written next, says what the database refused
+            pass
 
     def _count(self, of: bool = False) -> str:
         """'12 points' (of=True: '1 of 3 repetitions'); kept=True: '12 measured points'."""
