@@ -543,7 +543,8 @@ def run_transfer(store: Store, nodes: Nodes, plan: TransferPlan, label: Optional
         if unknown:
             study.facts["facts_missing"] = unknown
         logs = tempfile.mkdtemp(prefix="fabricbench-transfer-")
-        workdir = f"{plan.data_dir.rstrip('/')}/fabricbench-transfer-{session.run_id}"
+        # The run's uuid, not its id: two databases both have a run 2, and their studies may run at once.
+        workdir = f"{plan.data_dir.rstrip('/')}/fabricbench-transfer-{session.run.uuid}"
         try:
             study.prepare(workdir)
             study.start_servers(logs)
