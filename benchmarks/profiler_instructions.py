@@ -6,8 +6,9 @@ instructions it executes do not. This counts them with valgrind's callgrind (har
 counters, `perf stat -e instructions`, are often unavailable in a VM; callgrind works
 everywhere): profiler_instructions.c runs N calls of MPI_Comm_rank (the cheapest MPI call)
 and N pairs of a 1-byte MPI_Send to itself and the MPI_Recv that matches it (no waiting, so
-the count does not depend on timing), once without the library and once with it (call
-sites and time windows on, as they always are). Instructions per call = the loop's
+the count does not depend on timing), and the same pairs on a duplicate of MPI_COMM_WORLD
+(a communicator whose peers the profiler must map to world ranks), once without the library
+and once with it (call sites and time windows on, as they always are). Instructions per call = the loop's
 instructions / calls. The profiler's cost is shown two ways: with the library minus
 without it (everything it adds, MPI's own variation included), and the instructions
 executed inside the library itself, split into its wrappers (the hot path every call
@@ -36,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 GOAL = 40
 # loop function -> (label, MPI calls per iteration, argument of "count")
 LOOPS = {"fb_loop_comm_rank": ("MPI_Comm_rank", 1, "rank"),
-         "fb_loop_self_sendrecv": ("MPI_Send + MPI_Recv", 2, "sendrecv")}
+         "fb_loop_self_sendrecv": ("MPI_Send + MPI_Recv", 2, "sendrecv"),
+         "fb_loop_dup_sendrecv": ("Send + Recv, dup'ed comm", 2, "dup")}
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+?):(\S+)\s+\[(.+)\]\s*$")
 
@@ -125,7 +127,7 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"libfabricbench-prof: instructions per wrapped call (valgrind callgrind, {opts.calls} iterations")
     print(f"per loop), call sites and time windows on; {lib}")
-    print(f"{'call':28}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}")
+    print(f"{'call':32}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}")
     worst = 0.0
     for loop, (label, per, _) in LOOPS.items():
         n = opts.calls * per
@@ -133,7 +135,7 @@ def main() -> int:
         b, p = base["total"] / n, prof["total"] / n
         fast, slow = prof["fast"] / n, prof["slow"] / n
         worst = max(worst, fast)
-        print(f"{label if per == 1 else label + ' (each)':28}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}")
+        print(f"{label if per == 1 else label + ' (each)':32}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}")
     print("added: with minus without; wrapper: executed in the wrappers (the fast path, PMPI excluded);")
     print("slow: in the profiler's out-of-line paths (a slot's window ends, the windows grow; these come")
     print("     with elapsed time, which callgrind stretches about 50 times)")

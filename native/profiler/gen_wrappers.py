@@ -279,18 +279,7 @@ def c_wrapper(call: Call) -> str:
     lines += before
     record = f"    fb_rec_{call.kind}({fast_args});"
     if call.kind in ("send", "recv"):
-        # Point-to-point: the arguments the record needs wait in the thread-local block (one
-        # store each, one load after), not in registers saved and restored around PMPI.
-        # fb_p2p_fast records, or hands everything rarer to fb_p2p_cold as a tail call.
-        keep = ["count", "type", "peer", "comm"][:len(exprs)]
-        lines += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
-        # PMPI takes the datatype back from there: rdtsc overwrites the register it came in.
-        typed = ", ".join("fb_tls.p2p_type" if a is call.by_role.get("type") else a.name for a in call.args)
-        lines += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
-                  f"    fb_tls.rc = P{call.name}({typed});",
-                  f"    return fb_p2p_fast({call.ident}, __builtin_return_address(0), {int(call.kind == 'send')});",
-                  "}", ""]
-        return "\n".join(lines)
+        return "\n".join(p2p_wrapper(call, lines, exprs, params, names))
     lines += [
         "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
         f"    fb_tls.rc = P{call.name}({names});",
@@ -302,6 +291,38 @@ def c_wrapper(call: Call) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def p2p_wrapper(call: Call, lines: List[str], exprs: List[str], params: str, names: str) -> List[str]:
+    """Point-to-point (send, recv): a call that repeats the wrapper's last arguments adds its
+    time to the wrapper's entry (fb_ent_t, fb_ent_hit) and nothing else; any other call is the
+    out-of-line fb_miss_ function's, which records it through its slot (fb_p2p_fast: the
+    arguments the record needs wait in the thread-local block, one store each and one load
+    after, not in registers saved around PMPI) and may give the entry its arguments."""
+    is_send = int(call.kind == "send")
+    keep = ["count", "type", "peer", "comm"][:len(exprs)]
+    fields = {"count": "count", "type": "type", "peer": "peer", "comm": "comm"}
+    # PMPI takes the datatype back from memory: rdtsc overwrites the register it came in.
+    def typed(source: str) -> str:
+        return ", ".join(source if a is call.by_role.get("type") else a.name for a in call.args)
+    miss = [f"static __attribute__((noinline, cold)) int fb_miss_{call.name}(void *fb_ra, {params})", "{"]
+    miss += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
+    miss += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+             f"    fb_tls.rc = P{call.name}({typed('fb_tls.p2p_type')});",
+             f"    int fb_rc = fb_p2p_fast({call.ident}, fb_ra, {is_send});",
+             f"    fb_ent_miss({call.ident}, fb_ra, {exprs[0]}, {exprs[1]}, "
+             f"{exprs[2] if is_send else '0'}, {exprs[3] if is_send else 'MPI_COMM_NULL'}, {is_send});",
+             "    return fb_rc;", "}", ""]
+    same = " || ".join(f"FB_UNLIKELY(fb_e->{fields[k]} != {e})" for k, e in zip(keep, exprs))
+    body = [f"    fb_ent_t *fb_e = &fb_ents[{call.ident}];",
+            f"    if (FB_UNLIKELY(fb_e->ra != __builtin_return_address(0)) || {same})",
+            f"        return fb_miss_{call.name}(__builtin_return_address(0), {names});",
+            "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+            f"    int fb_rc = P{call.name}({typed('fb_e->type')});",
+            f"    return fb_ent_hit({call.ident}, fb_e, fb_rc);", "}", ""]
+    # the miss function goes before the wrapper (after its fb_slow_ function)
+    head_at = next(i for i, line in enumerate(lines) if line.startswith("FB_EXPORT"))
+    return lines[:head_at] + miss + lines[head_at:] + body
 
 
 # ------------------------------------------------------------------ Fortran wrappers
