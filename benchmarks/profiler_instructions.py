@@ -38,7 +38,7 @@ GOAL = 40
 # loop function -> (label, MPI calls per iteration, argument of "count")
 LOOPS = {"fb_loop_comm_rank": ("MPI_Comm_rank", 1, "rank"),
          "fb_loop_self_sendrecv": ("MPI_Send + MPI_Recv", 2, "sendrecv"),
-         "fb_loop_dup_sendrecv": ("Send + Recv, dup'ed comm", 2, "dup")}
+         "fb_loop_dup_sendrecv": ("Send+Recv, dup'ed comm", 2, "dup")}
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+?):(\S+)\s+\[(.+)\]\s*$")
 
@@ -64,7 +64,7 @@ def callgrind(exe: Path, loop: str, calls: int, env_extra: dict, work: Path, lib
     run = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True, timeout=900)
     if run.returncode != 0 or not out.exists():
         raise SystemExit(f"callgrind run ({tag}) failed, exit status {run.returncode}:\n{run.stderr[-2000:]}")
-    result = {"total": 0, "fast": 0, "slow": 0}
+    result = {"total": 0, "fast": 0, "slow": 0, "grow": 0}
     for inclusive in (True, False):
         text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
                                "--threshold=100", str(out)], capture_output=True, text=True, timeout=300,
@@ -78,7 +78,7 @@ def callgrind(exe: Path, loop: str, calls: int, env_extra: dict, work: Path, lib
                 result["total"] = count
             elif not inclusive and Path(obj).name == lib.name:
                 wrapper = func.upper().startswith("MPI_") or func.startswith("fb_slow_MPI")
-                result["fast" if wrapper else "slow"] += count
+                result["fast" if wrapper else "grow" if func == "fb_window_grow" else "slow"] += count
     if not result["total"]:
         raise SystemExit(f"callgrind_annotate shows no {loop} ({tag}); was the program built with -O2?")
     return result
@@ -127,18 +127,21 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"libfabricbench-prof: instructions per wrapped call (valgrind callgrind, {opts.calls} iterations")
     print(f"per loop), call sites and time windows on; {lib}")
-    print(f"{'call':32}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}")
+    print(f"{'call':30}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}{'grow':>7}")
     worst = 0.0
     for loop, (label, per, _) in LOOPS.items():
         n = opts.calls * per
         base, prof = counts[loop]
         b, p = base["total"] / n, prof["total"] / n
-        fast, slow = prof["fast"] / n, prof["slow"] / n
+        fast, slow, grow = prof["fast"] / n, prof["slow"] / n, prof["grow"] / n
         worst = max(worst, fast)
-        print(f"{label if per == 1 else label + ' (each)':32}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}")
+        print(f"{label if per == 1 else label + ' (each)':30}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}"
+              f"{grow:7.1f}")
     print("added: with minus without; wrapper: executed in the wrappers (the fast path, PMPI excluded);")
-    print("slow: in the profiler's out-of-line paths (a slot's window ends, the windows grow; these come")
-    print("     with elapsed time, which callgrind stretches about 50 times)")
+    print("slow: in the profiler's out-of-line paths (a time window ends, a call that did not repeat")
+    print("     its wrapper's last arguments); grow: the windows doubling their length, a copy that")
+    print("     comes with elapsed time since MPI_Init, which callgrind and the load stretch (its")
+    print("     memset is counted in 'with' and 'added' only)")
     if times:
         w, p = times["without"], times["with"]
         print()

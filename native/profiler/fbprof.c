@@ -488,27 +488,16 @@ __attribute__((cold, noinline)) int fb_ent_window(int id, uint64_t t1, int rc)
     return rc;
 }
 
-/* A send/recv wrapper's call that did not repeat its entry's arguments, after it was
- * recorded through its slot: the entry takes these arguments when they are the same as the
- * last miss's and the entry's own were not called since (a loop moved on to other
- * arguments), or when it has none yet. Two call sites taking turns keep the first's. */
-__attribute__((cold, noinline)) void fb_ent_miss(int id, void *ra, int count, MPI_Datatype type, int peer,
+/* The entry of a send/recv wrapper takes the arguments of its call (fb_adopt_*: they came
+ * twice in a row with no call of the entry's between, a loop moved on; or the entry had none
+ * yet); the calls it held go to their slot first. Two call sites or sizes taking turns keep
+ * the first's. */
+__attribute__((cold, noinline)) void fb_ent_take(int id, void *ra, int count, MPI_Datatype type, int peer,
                                                  MPI_Comm comm, int is_send)
 {
     fb_ent_t *e = &fb_ents[id];
     if (fb.threaded || fb.on != 1)
         return;
-    int again = e->mra == ra && e->mcount == count && e->mtype == type
-                && (!is_send || (e->mpeer == peer && e->mcomm == comm)) && e->miss_n == e->n;
-    if (e->ra && !again) {
-        e->mra = ra;
-        e->mcount = count;
-        e->mtype = type;
-        e->mpeer = peer;
-        e->mcomm = comm;
-        e->miss_n = e->n;
-        return;
-    }
     if (!e->skey && fb_ents_nused < FB_NCALLS) /* taken for the first time: listed */
         fb_ents_used[fb_ents_nused++] = (int16_t)id;
     fb_ent_flush(e);

@@ -11,7 +11,9 @@
  * keyed by (call, call site, size bin). The slot holds the call's totals for the current
  * time window; only when a call ends past that window, or the slot is new, does the slow
  * path (fb_record_slow) move them into the time windows and the slot's totals. The
- * [call][size bin] table and the call sites are summed from the slots at MPI_Finalize. */
+ * [call][size bin] table and the call sites are summed from the slots at MPI_Finalize.
+ * A point-to-point call that repeats its wrapper's last arguments touches no shared line at
+ * all: its time goes to the wrapper's entry (fb_ent_t below), which its thread alone writes. */
 #ifndef FBPROF_H
 #define FBPROF_H
 
@@ -199,6 +201,7 @@ typedef struct {
     int p2p_count, p2p_peer;      /* the fast path's point-to-point arguments, kept across PMPI */
     MPI_Datatype p2p_type;
     MPI_Comm p2p_comm;
+    void *p2p_ra;                 /* the call site of a point-to-point call that missed its entry */
     fb_thread_t *self;
     uint64_t type_key, type_size; /* the fast path's last datatype and its size (fb_bytes_fast) */
 } fb_tls_t;
@@ -215,7 +218,7 @@ extern FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial
  * all of them when the entry is flushed (fb_ents_flush: the window ends, the entry is taken
  * by other arguments, MPI_Pcontrol, MPI_Finalize). Any other call (fb_miss_*) records through
  * its slot as before, and the entry is taken by its arguments when they come twice in a row
- * with no call of the entry's in between (fb_ent_miss). MPI_Type_free and the freeing of a
+ * with no call of the entry's in between (fb_adopt_*, fb_ent_take). MPI_Type_free and the freeing of a
  * communicator empty every entry (a handle may come back as another object). */
 typedef struct {
     /* the first line: all a repeated call reads and writes */
@@ -268,7 +271,7 @@ FB_HIDDEN void fb_type_sizes_forget(void);
 FB_HIDDEN uint64_t fb_type_size_remember(MPI_Datatype type);
 FB_HIDDEN int fb_p2p_cold(int id, void *ra, uint64_t t0, uint64_t t1, int is_send);
 FB_HIDDEN int fb_ent_window(int id, uint64_t t1, int rc);
-FB_HIDDEN void fb_ent_miss(int id, void *ra, int count, MPI_Datatype type, int peer, MPI_Comm comm, int is_send);
+FB_HIDDEN void fb_ent_take(int id, void *ra, int count, MPI_Datatype type, int peer, MPI_Comm comm, int is_send);
 FB_HIDDEN void fb_ents_flush(int forget);
 
 /* ---------------------------------------------------------------- timing */

@@ -295,34 +295,53 @@ def c_wrapper(call: Call) -> str:
 
 def p2p_wrapper(call: Call, lines: List[str], exprs: List[str], params: str, names: str) -> List[str]:
     """Point-to-point (send, recv): a call that repeats the wrapper's last arguments adds its
-    time to the wrapper's entry (fb_ent_t, fb_ent_hit) and nothing else; any other call is the
-    out-of-line fb_miss_ function's, which records it through its slot (fb_p2p_fast: the
-    arguments the record needs wait in the thread-local block, one store each and one load
-    after, not in registers saved around PMPI) and may give the entry its arguments."""
-    is_send = int(call.kind == "send")
+    time to the wrapper's entry (fb_ent_t, fb_ent_hit) and nothing else. Any other call goes
+    on to fb_miss_ (a tail call: same arguments, the call site left in the thread-local
+    block), which records it through its slot (fb_p2p_fast: the arguments the record needs
+    wait in the thread-local block, one store each and one load after, not in registers
+    saved around PMPI) and notes its arguments; fb_adopt_ also gives them to the entry
+    first (fb_ent_take) when they come twice in a row with no call of the entry's between,
+    or when the entry has none yet."""
+    is_send = call.kind == "send"
     keep = ["count", "type", "peer", "comm"][:len(exprs)]
-    fields = {"count": "count", "type": "type", "peer": "peer", "comm": "comm"}
+    if not is_send:
+        keep = keep[:2]
+    pairs = list(zip(keep, exprs))
+
     # PMPI takes the datatype back from memory: rdtsc overwrites the register it came in.
     def typed(source: str) -> str:
         return ", ".join(source if a is call.by_role.get("type") else a.name for a in call.args)
-    miss = [f"static __attribute__((noinline, cold)) int fb_miss_{call.name}(void *fb_ra, {params})", "{"]
-    miss += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
-    miss += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
-             f"    fb_tls.rc = P{call.name}({typed('fb_tls.p2p_type')});",
-             f"    int fb_rc = fb_p2p_fast({call.ident}, fb_ra, {is_send});",
-             f"    fb_ent_miss({call.ident}, fb_ra, {exprs[0]}, {exprs[1]}, "
-             f"{exprs[2] if is_send else '0'}, {exprs[3] if is_send else 'MPI_COMM_NULL'}, {is_send});",
-             "    return fb_rc;", "}", ""]
-    same = " || ".join(f"FB_UNLIKELY(fb_e->{fields[k]} != {e})" for k, e in zip(keep, exprs))
+
+    record = [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(["count", "type", "peer", "comm"], exprs)]
+    record += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+               f"    fb_tls.rc = P{call.name}({typed('fb_tls.p2p_type')});",
+               f"    return fb_p2p_fast({call.ident}, fb_tls.p2p_ra, {int(is_send)});", "}", ""]
+    peer_comm = f"{exprs[2]}, {exprs[3]}" if is_send else "0, MPI_COMM_NULL"
+    adopt = [f"static __attribute__((noinline, cold)) int fb_adopt_{call.name}({params})", "{",
+             f"    fb_ent_take({call.ident}, fb_tls.p2p_ra, {exprs[0]}, {exprs[1]}, {peer_comm}, {int(is_send)});"]
+    adopt += record
+    again = " && ".join(f"fb_e->m{k} == {e}" for k, e in pairs)
+    miss = [f"static __attribute__((noinline)) int fb_miss_{call.name}({params})", "{",
+            f"    fb_ent_t *fb_e = &fb_ents[{call.ident}];",
+            "    void *fb_ra = fb_tls.p2p_ra;",
+            f"    if (FB_UNLIKELY(!fb_e->ra) || (fb_e->mra == fb_ra && {again} && fb_e->miss_n == fb_e->n))",
+            f"        return fb_adopt_{call.name}({names});",
+            "    fb_e->mra = fb_ra;"]
+    miss += [f"    fb_e->m{k} = {e};" for k, e in pairs]
+    miss += ["    fb_e->miss_n = fb_e->n;"]
+    miss += record
+    same = " || ".join(f"FB_UNLIKELY(fb_e->{k} != {e})" for k, e in pairs)
     body = [f"    fb_ent_t *fb_e = &fb_ents[{call.ident}];",
-            f"    if (FB_UNLIKELY(fb_e->ra != __builtin_return_address(0)) || {same})",
-            f"        return fb_miss_{call.name}(__builtin_return_address(0), {names});",
+            f"    if (FB_UNLIKELY(fb_e->ra != __builtin_return_address(0)) || {same}) {{",
+            "        fb_tls.p2p_ra = __builtin_return_address(0);",
+            f"        return fb_miss_{call.name}({names});",
+            "    }",
             "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
             f"    int fb_rc = P{call.name}({typed('fb_e->type')});",
             f"    return fb_ent_hit({call.ident}, fb_e, fb_rc);", "}", ""]
-    # the miss function goes before the wrapper (after its fb_slow_ function)
+    # fb_adopt_ and fb_miss_ go before the wrapper (after its fb_slow_ function)
     head_at = next(i for i, line in enumerate(lines) if line.startswith("FB_EXPORT"))
-    return lines[:head_at] + miss + lines[head_at:] + body
+    return lines[:head_at] + adopt + miss + lines[head_at:] + body
 
 
 # ------------------------------------------------------------------ Fortran wrappers
