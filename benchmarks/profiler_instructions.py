@@ -6,8 +6,9 @@ instructions it executes do not. This counts them with valgrind's callgrind (har
 counters, `perf stat -e instructions`, are often unavailable in a VM; callgrind works
 everywhere): profiler_instructions.c runs N calls of MPI_Comm_rank (the cheapest MPI call)
 and N pairs of a 1-byte MPI_Send to itself and the MPI_Recv that matches it (no waiting, so
-the count does not depend on timing), once without the library and once with it (call
-sites and time windows on, as they always are). Instructions per call = the loop's
+the count does not depend on timing), and the same pairs on a duplicate of MPI_COMM_WORLD
+(a communicator whose peers the profiler must map to world ranks), once without the library
+and once with it (call sites and time windows on, as they always are). Instructions per call = the loop's
 instructions / calls. The profiler's cost is shown two ways: with the library minus
 without it (everything it adds, MPI's own variation included), and the instructions
 executed inside the library itself, split into its wrappers (the hot path every call
@@ -36,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 GOAL = 40
 # loop function -> (label, MPI calls per iteration, argument of "count")
 LOOPS = {"fb_loop_comm_rank": ("MPI_Comm_rank", 1, "rank"),
-         "fb_loop_self_sendrecv": ("MPI_Send + MPI_Recv", 2, "sendrecv")}
+         "fb_loop_self_sendrecv": ("MPI_Send + MPI_Recv", 2, "sendrecv"),
+         "fb_loop_dup_sendrecv": ("Send+Recv, dup'ed comm", 2, "dup")}
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+?):(\S+)\s+\[(.+)\]\s*$")
 
@@ -62,7 +64,7 @@ def callgrind(exe: Path, loop: str, calls: int, env_extra: dict, work: Path, lib
     run = subprocess.run(argv, env=env, cwd=work, capture_output=True, text=True, timeout=900)
     if run.returncode != 0 or not out.exists():
         raise SystemExit(f"callgrind run ({tag}) failed, exit status {run.returncode}:\n{run.stderr[-2000:]}")
-    result = {"total": 0, "fast": 0, "slow": 0}
+    result = {"total": 0, "fast": 0, "slow": 0, "grow": 0}
     for inclusive in (True, False):
         text = subprocess.run(["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
                                "--threshold=100", str(out)], capture_output=True, text=True, timeout=300,
@@ -76,7 +78,7 @@ def callgrind(exe: Path, loop: str, calls: int, env_extra: dict, work: Path, lib
                 result["total"] = count
             elif not inclusive and Path(obj).name == lib.name:
                 wrapper = func.upper().startswith("MPI_") or func.startswith("fb_slow_MPI")
-                result["fast" if wrapper else "slow"] += count
+                result["fast" if wrapper else "grow" if func == "fb_window_grow" else "slow"] += count
     if not result["total"]:
         raise SystemExit(f"callgrind_annotate shows no {loop} ({tag}); was the program built with -O2?")
     return result
@@ -125,18 +127,21 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"libfabricbench-prof: instructions per wrapped call (valgrind callgrind, {opts.calls} iterations")
     print(f"per loop), call sites and time windows on; {lib}")
-    print(f"{'call':28}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}")
+    print(f"{'call':30}{'without':>9}{'with':>9}{'added':>8}{'wrapper':>9}{'slow':>7}{'grow':>7}")
     worst = 0.0
     for loop, (label, per, _) in LOOPS.items():
         n = opts.calls * per
         base, prof = counts[loop]
         b, p = base["total"] / n, prof["total"] / n
-        fast, slow = prof["fast"] / n, prof["slow"] / n
+        fast, slow, grow = prof["fast"] / n, prof["slow"] / n, prof["grow"] / n
         worst = max(worst, fast)
-        print(f"{label if per == 1 else label + ' (each)':28}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}")
+        print(f"{label if per == 1 else label + ' (each)':30}{b:9.1f}{p:9.1f}{p - b:8.1f}{fast:9.1f}{slow:7.1f}"
+              f"{grow:7.1f}")
     print("added: with minus without; wrapper: executed in the wrappers (the fast path, PMPI excluded);")
-    print("slow: in the profiler's out-of-line paths (a slot's window ends, the windows grow; these come")
-    print("     with elapsed time, which callgrind stretches about 50 times)")
+    print("slow: in the profiler's out-of-line paths (a time window ends, a call that did not repeat")
+    print("     its wrapper's last arguments); grow: the windows doubling their length, a copy that")
+    print("     comes with elapsed time since MPI_Init, which callgrind and the load stretch (its")
+    print("     memset is counted in 'with' and 'added' only)")
     if times:
         w, p = times["without"], times["with"]
         print()

@@ -377,6 +377,146 @@ void fb_record_mt(int id, void *ra, uint64_t t0, uint64_t t1, uint64_t bytes)
     fb_window_direct(id, sp.t0, dt, bytes, bin);
 }
 
+/* ------------------------------------------------------------------ repeated calls
+ * fb_ent_t (fbprof.h): the MPI_Init thread's last point-to-point arguments per wrapper and
+ * the totals of the calls that repeated them in the current window. Only that thread
+ * touches them while it is inside a wrapper; the flushes from elsewhere (MPI_Type_free,
+ * a communicator freed, MPI_Pcontrol) come under MPI_THREAD_SERIALIZED at most, when it is
+ * not. */
+
+FB_HIDDEN fb_ent_t fb_ents[FB_NCALLS];
+FB_HIDDEN fb_entwin_t fb_entwin;
+static int16_t fb_ents_used[FB_NCALLS]; /* the wrappers whose entry was ever taken */
+static int fb_ents_nused;
+
+/* A slot's calls of one window (n calls ending in the window of tick tref, their ticks,
+ * bytes, shortest and longest) as fb_record_slow would have added them one by one. */
+static void fb_slot_add_batch(int id, uint64_t key, uint64_t tref, uint64_t n, uint64_t ticks, uint64_t bytes,
+                              uint64_t min, uint64_t max)
+{
+    unsigned bin = fb_key_bin(key);
+    uint64_t rel = tref > fb.win_origin ? tref - fb.win_origin : 0;
+    if ((rel >> fb.win_shift) >= FB_NWIN)
+        fb_window_grow(rel);
+    unsigned shift = fb.win_shift;
+    uint64_t w = rel >> shift;
+    fb_slot_t *s = fb_slot_find(key);
+    if (!s) {
+        fb_stat_t *st = &fb.stats[(unsigned)id * FB_NBINS + bin];
+        st->count += n;
+        st->ticks += ticks;
+        st->bytes += bytes;
+        if (min < st->min) st->min = min;
+        if (max > st->max) st->max = max;
+        fb_window_cell_add(id, w, n, ticks, bytes, bin);
+        fb.sites_dropped += n;
+        return;
+    }
+    if (min < s->min) s->min = min;
+    if (max > s->max) s->max = max;
+    int busy = s->wend != 0 && (s->count || s->ticks);
+    uint64_t ws = busy ? ((s->wstart > fb.win_origin ? s->wstart - fb.win_origin : 0) >> shift) : w;
+    if (busy && ws == w) {
+        s->count += n;
+        s->ticks += ticks;
+        s->bytes += bytes;
+    } else if (busy && ws > w) { /* the slot has moved on: straight into the window */
+        fb_window_cell_add(id, w, n, ticks, bytes, bin);
+        fb_total_t *t = &fb.totals[s - fb.slots];
+        t->count += n;
+        t->ticks += ticks;
+        t->bytes += bytes;
+    } else {
+        fb_slot_flush(s);
+        s->wstart = fb.win_origin + (w << shift);
+        s->wend = s->wstart + (1ull << shift);
+        s->count = n;
+        s->ticks = ticks;
+        s->bytes = bytes;
+    }
+}
+
+static void fb_ent_flush(fb_ent_t *e)
+{
+    if (e->n == 0)
+        return;
+    uint64_t bytes = e->n * e->bytes;
+    fb_slot_add_batch((int)(e - fb_ents), e->skey, fb_entwin.wstart, e->n, e->ticks, bytes, e->min, e->max);
+    if (e->is_send && (unsigned)e->world_peer < (unsigned)fb.world_size) {
+        fb_cell_t *c = &fb.matrix[(size_t)FB_L_P2P * (size_t)fb.world_size + (size_t)e->world_peer];
+        c->msgs += e->n;
+        c->bytes += bytes;
+    }
+    e->n = e->ticks = e->max = 0;
+    e->min = UINT64_MAX;
+}
+
+/* Every entry's calls into their slots; forget: the entries are emptied too (a datatype or
+ * communicator handle they hold may be freed). */
+void fb_ents_flush(int forget)
+{
+    if (!fb.slots || fb.threaded)
+        return;
+    for (int i = 0; i < fb_ents_nused; i++) {
+        fb_ent_t *e = &fb_ents[fb_ents_used[i]];
+        fb_ent_flush(e);
+        if (forget) {
+            e->ra = e->mra = NULL;
+            e->miss_n = UINT64_MAX;
+        }
+    }
+}
+
+/* fb_ent_hit's call that ended past the entries' window: every entry is flushed, this call
+ * goes through its slot (it may have run through several windows), and the entries' window
+ * becomes the one it ended in. */
+__attribute__((cold, noinline)) int fb_ent_window(int id, uint64_t t1, int rc)
+{
+    uint64_t t0 = fb_depth;
+    fb_leave_fast();
+    fb_ents_flush(0);
+    const fb_ent_t *e = &fb_ents[id];
+    fb_record_slow(id, e->ra, t0, t1, e->bytes, e->skey);
+    if (e->is_send)
+        fb_matrix_add_sp(FB_L_P2P, e->world_peer, e->bytes, 1);
+    uint64_t rel = t1 > fb.win_origin ? t1 - fb.win_origin : 0;
+    if ((rel >> fb.win_shift) >= FB_NWIN)
+        fb_window_grow(rel);
+    unsigned shift = fb.win_shift;
+    fb_entwin.wstart = fb.win_origin + ((rel >> shift) << shift);
+    fb_entwin.wend = fb_entwin.wstart + (1ull << shift);
+    return rc;
+}
+
+/* The entry of a send/recv wrapper takes the arguments of its call (fb_adopt_*: they came
+ * twice in a row with no call of the entry's between, a loop moved on; or the entry had none
+ * yet); the calls it held go to their slot first. Two call sites or sizes taking turns keep
+ * the first's. */
+__attribute__((cold, noinline)) void fb_ent_take(int id, void *ra, int count, MPI_Datatype type, int peer,
+                                                 MPI_Comm comm, int is_send)
+{
+    fb_ent_t *e = &fb_ents[id];
+    if (fb.threaded || fb.on != 1)
+        return;
+    if (!e->skey && fb_ents_nused < FB_NCALLS) /* taken for the first time: listed */
+        fb_ents_used[fb_ents_nused++] = (int16_t)id;
+    fb_ent_flush(e);
+    uint64_t bytes = fb_bytes(count, type);
+    e->ra = ra;
+    e->count = count;
+    e->type = type;
+    e->peer = peer;
+    e->comm = comm;
+    e->bytes = bytes;
+    e->skey = fb_slot_key(id, ra, fb_bin(bytes));
+    e->is_send = is_send;
+    e->world_peer = is_send ? fb_p2p_peer(peer, comm) : -1;
+    e->n = e->ticks = e->max = 0;
+    e->min = UINT64_MAX;
+    e->mra = NULL;
+    e->miss_n = UINT64_MAX;
+}
+
 /* ------------------------------------------------------------------ datatype sizes */
 
 uint64_t fb_type_size_slow(MPI_Datatype type)
@@ -404,6 +544,7 @@ void fb_type_sizes_forget(void)
     /* The fast path's last datatype (the MPI_Init thread's; MPI_Type_free from another
      * thread comes under MPI_THREAD_SERIALIZED at most, when that one is not in MPI). */
     fb_tls.type_key = fb_tls.type_size = 0;
+    fb_ents_flush(1); /* the entries hold datatype handles too */
     if (fb_main_tls)
         fb_main_tls->type_key = fb_main_tls->type_size = 0;
 }
@@ -558,6 +699,7 @@ static int fb_comm_delete_cb(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)keyval; (void)attr; (void)extra;
     fb_handle_remove(fb_key_of(&comm, sizeof comm), FB_K_COMM);
+    fb_ents_flush(1); /* a send's entry may hold its handle and peer */
     return MPI_SUCCESS;
 }
 
@@ -892,6 +1034,7 @@ void fb_pcontrol(int level)
     int i = __atomic_fetch_add(&fb_nmarks, 1, __ATOMIC_RELAXED);
     if (i < FB_NMARKS)
         fb_marks[i] = (fb_mark_t){fb_now(), level};
+    fb_ents_flush(0);
     fb.on = level == 0 ? 0 : fb.threaded || !fb.use_tsc ? 2 : 1;
     fb_main_gate();
 }
@@ -1566,6 +1709,7 @@ void fb_finalize(void)
     fb.on = 0;
     fb_main_gate();
     fb.finalized = 1;
+    fb_ents_flush(0);
     uint64_t end_tick = fb_now();
     struct timespec end_ts;
     clock_gettime(CLOCK_MONOTONIC, &end_ts);

@@ -11,7 +11,9 @@
  * keyed by (call, call site, size bin). The slot holds the call's totals for the current
  * time window; only when a call ends past that window, or the slot is new, does the slow
  * path (fb_record_slow) move them into the time windows and the slot's totals. The
- * [call][size bin] table and the call sites are summed from the slots at MPI_Finalize. */
+ * [call][size bin] table and the call sites are summed from the slots at MPI_Finalize.
+ * A point-to-point call that repeats its wrapper's last arguments touches no shared line at
+ * all: its time goes to the wrapper's entry (fb_ent_t below), which its thread alone writes. */
 #ifndef FBPROF_H
 #define FBPROF_H
 
@@ -190,18 +192,61 @@ extern FB_HIDDEN fb_state_t fb;
  * self: its slot for its MPI time. The fast path (idle 0) leaves the MPI_Init thread's
  * time to MPI_Finalize: the calls' total minus the other threads' and the slow calls'. */
 typedef struct {
-    uint64_t depth;               /* in a fast-path call: its start tick (never 0, nor idle) */
+    union {
+        uint64_t depth;           /* in a fast-path call: its start tick (never 0, nor idle) */
+        uint32_t depth_half[2];   /* (x86, little-endian) the TSC's halves, stored as rdtsc gives them */
+    };
     int idle;
     int rc;                       /* the fast path's PMPI return code (not kept in a register) */
     int p2p_count, p2p_peer;      /* the fast path's point-to-point arguments, kept across PMPI */
     MPI_Datatype p2p_type;
     MPI_Comm p2p_comm;
+    void *p2p_ra;                 /* the call site of a point-to-point call that missed its entry */
     fb_thread_t *self;
     uint64_t type_key, type_size; /* the fast path's last datatype and its size (fb_bytes_fast) */
 } fb_tls_t;
 extern FB_HIDDEN _Thread_local fb_tls_t fb_tls __attribute__((tls_model("initial-exec")));
 #define fb_depth (fb_tls.depth)
 #define fb_self (fb_tls.self)
+
+/* The MPI_Init thread's point-to-point calls that repeat (fast path only): each send/recv
+ * wrapper keeps its last call's arguments (call site, count, datatype, and for a send the
+ * peer and communicator) and, in one cache line with them, the totals of the calls made with
+ * exactly those arguments in the current time window [fb_entwin.wstart, fb_entwin.wend). A
+ * call that repeats them adds its time there and nothing else: its bytes, slot and matrix
+ * cell are the same as the first one's, kept in the entry's second line, and are added for
+ * all of them when the entry is flushed (fb_ents_flush: the window ends, the entry is taken
+ * by other arguments, MPI_Pcontrol, MPI_Finalize). Any other call (fb_miss_*) records through
+ * its slot as before, and the entry is taken by its arguments when they come twice in a row
+ * with no call of the entry's in between (fb_adopt_*, fb_ent_take). MPI_Type_free and the freeing of a
+ * communicator empty every entry (a handle may come back as another object). */
+typedef struct {
+    /* the first line: all a repeated call reads and writes */
+    void *ra;
+    MPI_Datatype type;
+    MPI_Comm comm;
+    int count, peer;
+    uint64_t n, ticks, min, max;
+    /* the second line: what the arguments mean, and the last call that missed */
+    uint64_t bytes;               /* per call */
+    uint64_t skey;                /* the slot key (call, site, size bin) */
+    int world_peer;               /* a send's peer in MPI_COMM_WORLD (-1: none) */
+    int is_send;
+    uint64_t miss_n;              /* n when the last miss came */
+    void *mra;
+    MPI_Datatype mtype;
+    MPI_Comm mcomm;
+    int mcount, mpeer;
+} __attribute__((aligned(64))) fb_ent_t;
+
+_Static_assert(offsetof(fb_ent_t, bytes) <= 64, "a repeated call's state is one cache line");
+
+typedef struct {
+    uint64_t wstart, wend; /* the entries' window (wend 0: none yet, the next call sets it) */
+} fb_entwin_t;
+
+extern FB_HIDDEN fb_ent_t fb_ents[FB_NCALLS];
+extern FB_HIDDEN fb_entwin_t fb_entwin;
 
 /* Lifecycle and slow paths (fbprof.c). */
 FB_HIDDEN void fb_init(void);
@@ -225,6 +270,9 @@ FB_HIDDEN uint64_t fb_type_size_slow(MPI_Datatype type);
 FB_HIDDEN void fb_type_sizes_forget(void);
 FB_HIDDEN uint64_t fb_type_size_remember(MPI_Datatype type);
 FB_HIDDEN int fb_p2p_cold(int id, void *ra, uint64_t t0, uint64_t t1, int is_send);
+FB_HIDDEN int fb_ent_window(int id, uint64_t t1, int rc);
+FB_HIDDEN void fb_ent_take(int id, void *ra, int count, MPI_Datatype type, int peer, MPI_Comm comm, int is_send);
+FB_HIDDEN void fb_ents_flush(int forget);
 
 /* ---------------------------------------------------------------- timing */
 
@@ -274,7 +322,16 @@ FB_INLINE uint64_t fb_tsc(void)
 
 FB_INLINE void fb_start_fast(void)
 {
-    fb_depth = fb_tsc(); /* the TSC is far from 0 and from FB_IDLE_SLOW once a program runs */
+    /* The TSC is far from 0 and from FB_IDLE_SLOW once a program runs. Its two halves are
+     * stored as they come (edx:eax): one instruction less than joining them first. */
+#ifdef FB_HAVE_TSC
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+    fb_tls.depth_half[0] = lo;
+    fb_tls.depth_half[1] = hi;
+#else
+    fb_depth = fb_tsc();
+#endif
     __asm__ __volatile__("" ::: "memory"); /* what PMPI is passed from fb_tls is read from there */
 }
 
@@ -504,6 +561,22 @@ FB_INLINE int fb_p2p_fast(int id, void *ra, int is_send)
     if (is_send)
         fb_matrix_add_sp(FB_L_P2P, fb_tls.p2p_peer, bytes, 1); /* MPI_COMM_WORLD: world ranks */
     return fb_tls.rc;
+}
+
+/* A call that repeated its wrapper's last arguments (fb_ent_t): its time into the entry. A
+ * call ending past the entries' window is fb_ent_window's (a tail call). */
+FB_INLINE int fb_ent_hit(int id, fb_ent_t *e, int rc)
+{
+    uint64_t t1 = fb_tsc();
+    if (FB_UNLIKELY(t1 >= fb_entwin.wend))
+        return fb_ent_window(id, t1, rc);
+    uint64_t dt = t1 - fb_depth;
+    fb_leave_fast();
+    e->n++;
+    e->ticks += dt;
+    if (FB_UNLIKELY(dt < e->min)) e->min = dt;
+    if (FB_UNLIKELY(dt > e->max)) e->max = dt;
+    return rc;
 }
 
 /* MPI-IO reads and writes: count x type of the buffer. */

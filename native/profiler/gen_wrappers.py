@@ -279,18 +279,7 @@ def c_wrapper(call: Call) -> str:
     lines += before
     record = f"    fb_rec_{call.kind}({fast_args});"
     if call.kind in ("send", "recv"):
-        # Point-to-point: the arguments the record needs wait in the thread-local block (one
-        # store each, one load after), not in registers saved and restored around PMPI.
-        # fb_p2p_fast records, or hands everything rarer to fb_p2p_cold as a tail call.
-        keep = ["count", "type", "peer", "comm"][:len(exprs)]
-        lines += [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(keep, exprs)]
-        # PMPI takes the datatype back from there: rdtsc overwrites the register it came in.
-        typed = ", ".join("fb_tls.p2p_type" if a is call.by_role.get("type") else a.name for a in call.args)
-        lines += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
-                  f"    fb_tls.rc = P{call.name}({typed});",
-                  f"    return fb_p2p_fast({call.ident}, __builtin_return_address(0), {int(call.kind == 'send')});",
-                  "}", ""]
-        return "\n".join(lines)
+        return "\n".join(p2p_wrapper(call, lines, exprs, params, names))
     lines += [
         "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
         f"    fb_tls.rc = P{call.name}({names});",
@@ -302,6 +291,57 @@ def c_wrapper(call: Call) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def p2p_wrapper(call: Call, lines: List[str], exprs: List[str], params: str, names: str) -> List[str]:
+    """Point-to-point (send, recv): a call that repeats the wrapper's last arguments adds its
+    time to the wrapper's entry (fb_ent_t, fb_ent_hit) and nothing else. Any other call goes
+    on to fb_miss_ (a tail call: same arguments, the call site left in the thread-local
+    block), which records it through its slot (fb_p2p_fast: the arguments the record needs
+    wait in the thread-local block, one store each and one load after, not in registers
+    saved around PMPI) and notes its arguments; fb_adopt_ also gives them to the entry
+    first (fb_ent_take) when they come twice in a row with no call of the entry's between,
+    or when the entry has none yet."""
+    is_send = call.kind == "send"
+    keep = ["count", "type", "peer", "comm"][:len(exprs)]
+    if not is_send:
+        keep = keep[:2]
+    pairs = list(zip(keep, exprs))
+
+    # PMPI takes the datatype back from memory: rdtsc overwrites the register it came in.
+    def typed(source: str) -> str:
+        return ", ".join(source if a is call.by_role.get("type") else a.name for a in call.args)
+
+    record = [f"    fb_tls.p2p_{k} = {e};" for k, e in zip(["count", "type", "peer", "comm"], exprs)]
+    record += ["    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+               f"    fb_tls.rc = P{call.name}({typed('fb_tls.p2p_type')});",
+               f"    return fb_p2p_fast({call.ident}, fb_tls.p2p_ra, {int(is_send)});", "}", ""]
+    peer_comm = f"{exprs[2]}, {exprs[3]}" if is_send else "0, MPI_COMM_NULL"
+    adopt = [f"static __attribute__((noinline, cold)) int fb_adopt_{call.name}({params})", "{",
+             f"    fb_ent_take({call.ident}, fb_tls.p2p_ra, {exprs[0]}, {exprs[1]}, {peer_comm}, {int(is_send)});"]
+    adopt += record
+    again = " && ".join(f"fb_e->m{k} == {e}" for k, e in pairs)
+    miss = [f"static __attribute__((noinline)) int fb_miss_{call.name}({params})", "{",
+            f"    fb_ent_t *fb_e = &fb_ents[{call.ident}];",
+            "    void *fb_ra = fb_tls.p2p_ra;",
+            f"    if (FB_UNLIKELY(!fb_e->ra) || (fb_e->mra == fb_ra && {again} && fb_e->miss_n == fb_e->n))",
+            f"        return fb_adopt_{call.name}({names});",
+            "    fb_e->mra = fb_ra;"]
+    miss += [f"    fb_e->m{k} = {e};" for k, e in pairs]
+    miss += ["    fb_e->miss_n = fb_e->n;"]
+    miss += record
+    same = " || ".join(f"FB_UNLIKELY(fb_e->{k} != {e})" for k, e in pairs)
+    body = [f"    fb_ent_t *fb_e = &fb_ents[{call.ident}];",
+            f"    if (FB_UNLIKELY(fb_e->ra != __builtin_return_address(0)) || {same}) {{",
+            "        fb_tls.p2p_ra = __builtin_return_address(0);",
+            f"        return fb_miss_{call.name}({names});",
+            "    }",
+            "    fb_start_fast(); /* the start tick, thread-local: no register kept across PMPI */",
+            f"    int fb_rc = P{call.name}({typed('fb_e->type')});",
+            f"    return fb_ent_hit({call.ident}, fb_e, fb_rc);", "}", ""]
+    # fb_adopt_ and fb_miss_ go before the wrapper (after its fb_slow_ function)
+    head_at = next(i for i, line in enumerate(lines) if line.startswith("FB_EXPORT"))
+    return lines[:head_at] + adopt + miss + lines[head_at:] + body
 
 
 # ------------------------------------------------------------------ Fortran wrappers
