@@ -27,6 +27,7 @@ static void set_defaults(fb_options *opt)
     opt->inject_corruption = -1;
     opt->test_die_after = -1;
     opt->test_underestimate = 1.0;
+    opt->test_overestimate = 1.0;
     opt->format = FB_FORMAT_JSONL;
     opt->mode = FB_MODE_EXCHANGE;
     opt->size = 1LL << 20;
@@ -284,6 +285,10 @@ static const option_def options[] = {
      .expected = "a factor >= 1", .section = HOOKS,
      .help = "the adaptive plan takes the warm-up pace as F times faster than\n"
              "it was, so that the time-budget guard has to stop the point"},
+    {"--test-overestimate", "F", p_real, F(test_overestimate), 0, 0, .dlo = 1.0, .dhi = 1e12, .closed = 1,
+     .expected = "a factor >= 1", .section = HOOKS,
+     .help = "the adaptive plan takes the warm-up pace as F times slower than\n"
+             "it was (a preempted warm-up), so that it plans too few iterations"},
     {"--help", NULL, p_switch, F(help), .section = HIDDEN},
     {"-h", NULL, p_switch, F(help), .section = HIDDEN},
     {"--version", NULL, p_switch, F(version), .section = HIDDEN},
@@ -442,6 +447,8 @@ int fb_options_check(const fb_options *opt, char *err, int errlen)
         return fail(err, errlen, "--precision is the stopping rule of the adaptive count, not of --iterations");
     if (opt->iterations && opt->test_underestimate > 1.0)
         return fail(err, errlen, "--test-underestimate applies to the adaptive count, not to --iterations");
+    if (opt->iterations && opt->test_overestimate > 1.0)
+        return fail(err, errlen, "--test-overestimate applies to the adaptive count, not to --iterations");
     return 0;
 }
 
