@@ -14,7 +14,7 @@
 #define WARMUP_ROUND_TARGET 0.01         /* seconds: an automatic warm-up round this long ends it */
 #define WARMUP_ROUND_TARGET_RULE 0.002   /* ... under the precision rule, which learns the pace as it goes */
 #define WARMUP_MAX_ITERATIONS (1LL << 21)
-#define MAX_SAMPLES (1LL << 20)          /* memory bound: 8 MiB of samples per point */
+#define MAX_SAMPLES FB_MAX_SAMPLES
 #define MAX_ITERATIONS (1LL << 40)
 #define GUARD_FACTOR 2.0                 /* an adaptive point stops after this many budgets */
 #define GUARD_STRETCHES 32               /* checks per budget, at the pace seen so far */
@@ -363,11 +363,16 @@ static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed
         if (check)
             checked = s;
         const double *judged = samples;
-        double *maxima = NULL;
+        double *maxima = NULL, *values = NULL;
         if (check && max_over_ranks && ctx->np > 1) {
             maxima = ctx->rank == 0 ? fb_malloc((size_t)s * sizeof *maxima) : NULL;
             MPI_Reduce(samples, maxima, (int)s, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             judged = maxima;
+        }
+        if (check && k->record_values && ctx->rank == 0) { /* judge what the record will be made of */
+            values = fb_malloc((size_t)s * sizeof *values);
+            k->record_values(k->state, judged, s, values);
+            judged = values;
         }
         if (ctx->rank == 0) {
             double wall = MPI_Wtime() - start;
@@ -376,6 +381,7 @@ static double *measure(fb_ctx *ctx, fb_kernel *k, fb_plan *plan, double *elapsed
                 next = guard_next(plan, s, done, wall);
         }
         free(maxima);
+        free(values);
         next = guard_verdict(next);
         if (next < 0)
             plan->stop = next == -1 ? FB_STOP_PRECISION : FB_STOP_UNREACHABLE;

@@ -43,7 +43,15 @@ typedef struct {
     void (*between)(void *state);
     void *state;
     int batchable; /* may a sample cover several iterations? */
+    /* Rank 0, for the stopping rule: the values the record is made of from the first n samples
+     * (seconds per iteration), when they are not the samples (or their reciprocals) scaled: an
+     * overhead timed inside the iteration, a time less a known part. NULL: the samples. */
+    void (*record_values)(void *state, const double *samples, long long n, double *out);
 } fb_kernel;
+
+/* Samples a point can have at most (8 MiB of them); under the precision rule a point may go on
+ * past its plan up to this many (with batch 1, iterations). */
+#define FB_MAX_SAMPLES (1LL << 20)
 
 typedef struct {
     long long iterations;  /* timed iterations (after fb_measure: the ones actually timed) */
