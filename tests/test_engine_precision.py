@@ -141,3 +141,17 @@ def test_a_collective_stopped_by_its_precision_met_it_in_its_record(engine, vali
     d = points[0]["detail"]
     assert d["stop"] == "precision" and points[0]["n"] >= 30
     assert d["precision"]["met"] is True and d["precision"]["reached"] <= 0.3
+
+
+@pytest.mark.parametrize("args", [["bw", "--sizes", "1K:4K", "--window", "8"],
+                                  ["loggp", "--sizes", "8:8"]])
+def test_a_point_stopped_by_its_precision_meets_it_in_its_record(engine, validator, args):
+    # The rule judges what the record reports: bandwidths (the reciprocals of the times it
+    # measured), loggp's overheads timed inside an iteration and its gap (a difference of
+    # two trains), not the iteration times.
+    run = run_engine(engine, 2, args + ["--time-budget", "2", "--precision", "0.1"])
+    points = check_complete_run(run, validator, 2, args[0])
+    stopped = [p for p in points if p["detail"]["stop"] == "precision"]
+    assert stopped
+    for p in stopped:
+        assert p["detail"]["precision"]["met"] is True, (p["metric"], p["detail"]["precision"])
