@@ -33,7 +33,8 @@ enum fb_stop {
  * (an explicit one does). The 95 % CI of the median of 8 samples is their range. */
 #define FB_PRECISION_FEW_SAMPLES 8
 /* The rule gives up on a point when the samples its CI needs (its half-width shrinks as
- * 1/sqrt(n)) exceed this many times what the budget holds at the pace seen. */
+ * 1/sqrt(n)) exceed this many times what the budget holds at the pace seen, and no sooner than
+ * this fraction (1 / it) of the budget. */
 #define FB_PRECISION_FUTILE 4.0
 
 typedef struct {
