@@ -122,16 +122,16 @@ double fb_warmup(fb_ctx *ctx, fb_kernel *k, long long *warmup_run)
             MPI_Allreduce(&local, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             double pace = longest / (double)round;
             /* At least two rounds: the very first iteration pays for connection set-up. */
-            if ((longest >= target && done > round) || done + 2 * round > WARMUP_MAX_ITERATIONS) {
+            /* Under the rule one iteration as long as a round is warm-up enough (a large message):
+             * its pace, connection set-up included, is only the plan's first guess. */
+            if ((longest >= target && (done > round || rule)) || done + 2 * round > WARMUP_MAX_ITERATIONS) {
                 /* The better of the last two rounds: one stall (a preempted rank) must
                  * not shrink the whole point to a handful of iterations. */
                 agreed = previous > 0.0 && previous < pace ? previous : pace;
                 break;
             }
             previous = pace;
-            /* One iteration already as long as a round (a large message): under the rule the
-             * second round, the pace after connection set-up, is one iteration too. */
-            next = rule && round == 1 && longest >= target ? 1 : 2 * round;
+            next = 2 * round;
         }
     }
     if (warmup_run)
@@ -256,8 +256,8 @@ static long long guard_next(const fb_plan *plan, long long samples_done, long lo
 /* Rank 0, at a check of the stopping rule over n samples (iterations_done iterations, wall
  * seconds so far): -1 when the point has reached its target, -2 when it cannot within its
  * budget, 0 to go on. The rule judges FB_PRECISION_MIN_SAMPLES samples or more, or as few as
- * FB_PRECISION_FEW_SAMPLES when that many would not fit the budget; it never stops a point
- * before its floors. It gives up when the samples the target needs, at a half-width shrinking
+ * FB_PRECISION_FEW_SAMPLES when that many would not fit the budget (and then the default
+ * --min-iterations does not hold it back, an explicit one does). It gives up when the samples the target needs, at a half-width shrinking
  * as 1/sqrt(n) from the one seen, exceed FB_PRECISION_FUTILE times what the budget holds, once
  * a 1/FB_PRECISION_FUTILE of the budget is spent. */
 static long long rule_verdict(fb_plan *plan, const double *judged, long long n, long long iterations_done,
@@ -275,7 +275,7 @@ static long long rule_verdict(fb_plan *plan, const double *judged, long long n, 
     /* Not on a first look: samples straddling preemptions (a mixture of fast and stalled) have
      * a wide interval until there are enough of them for its bounds to leave the stalls, so
      * the half-width seen early over-predicts; a quarter of the budget buys that many. */
-    if (iterations_done < plan->floor || per_sample <= 0.0 || wall < plan->budget / FB_PRECISION_FUTILE)
+    if (iterations_done < floor_ || per_sample <= 0.0 || wall < plan->budget / FB_PRECISION_FUTILE)
         return 0;
     double ratio = isfinite(plan->precision_seen) ? plan->precision_seen / plan->precision_target : INFINITY;
     double needed = (double)n * ratio * ratio, holds = plan->budget / per_sample;
