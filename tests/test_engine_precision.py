@@ -60,8 +60,8 @@ def test_a_point_that_reaches_its_precision_stops_early(engine, validator):
 
 
 def test_an_unreachable_precision_is_given_up_and_marked(engine, validator):
-    # 1e-9 of the median needs about 10^14 times the samples a 1 % interval does: once a
-    # quarter of the budget is spent the rule sees that the budget cannot hold them and stops,
+    # 1e-9 of the median needs about 10^14 times the samples a 1 % interval does: once half
+    # the budget is spent the rule sees that the budget cannot hold them and stops,
     # never before --min-iterations (8 samples if 30 would not fit, a loaded machine's pace);
     # a point whose ceiling came first says so.
     run = run_engine(engine, 2, ["bw", "--sizes", "1K:2K", "--window", "4", "--time-budget", "1",

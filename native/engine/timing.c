@@ -259,7 +259,7 @@ static long long guard_next(const fb_plan *plan, long long samples_done, long lo
  * FB_PRECISION_FEW_SAMPLES when that many would not fit the budget (and then the default
  * --min-iterations does not hold it back, an explicit one does). It gives up when the samples the target needs, at a half-width shrinking
  * as 1/sqrt(n) from the one seen, exceed FB_PRECISION_FUTILE times what the budget holds, once
- * a 1/FB_PRECISION_FUTILE of the budget is spent. */
+ * FB_PRECISION_GIVE_UP_AFTER of the budget is spent. */
 static long long rule_verdict(fb_plan *plan, const double *judged, long long n, long long iterations_done,
                               double wall)
 {
@@ -274,8 +274,8 @@ static long long rule_verdict(fb_plan *plan, const double *judged, long long n, 
         return -1;
     /* Not on a first look: samples straddling preemptions (a mixture of fast and stalled) have
      * a wide interval until there are enough of them for its bounds to leave the stalls, so
-     * the half-width seen early over-predicts; a quarter of the budget buys that many. */
-    if (iterations_done < floor_ || per_sample <= 0.0 || wall < plan->budget / FB_PRECISION_FUTILE)
+     * the half-width seen early over-predicts; half the budget buys that many. */
+    if (iterations_done < floor_ || per_sample <= 0.0 || wall < plan->budget * FB_PRECISION_GIVE_UP_AFTER)
         return 0;
     double ratio = isfinite(plan->precision_seen) ? plan->precision_seen / plan->precision_target : INFINITY;
     double needed = (double)n * ratio * ratio, holds = plan->budget / per_sample;

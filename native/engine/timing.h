@@ -33,9 +33,11 @@ enum fb_stop {
  * (an explicit one does). The 95 % CI of the median of 8 samples is their range. */
 #define FB_PRECISION_FEW_SAMPLES 8
 /* The rule gives up on a point when the samples its CI needs (its half-width shrinks as
- * 1/sqrt(n)) exceed this many times what the budget holds at the pace seen, and no sooner than
- * this fraction (1 / it) of the budget. */
+ * 1/sqrt(n)) exceed this many times what the budget holds at the pace seen, ... */
 #define FB_PRECISION_FUTILE 4.0
+/* ... and no sooner than this fraction of the budget (at a quarter, a loaded machine's mbw_mr
+ * points were given up that the whole budget brought to 1 %). */
+#define FB_PRECISION_GIVE_UP_AFTER 0.5
 
 typedef struct {
     /* Runs iterations first .. first+count-1 on this rank (every rank calls it). */
