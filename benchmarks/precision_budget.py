@@ -11,7 +11,9 @@ A performance benchmark, not a test. Runs the quick and/or standard suite's engi
 
 and prints, per suite and mode, the wall time of all steps (launches included) and the share
 of points whose median's CI reached P (each record's detail.precision.reached, computed the
-same way in both modes), with the median precision reached. REPEATS rounds alternate the two
+same way in both modes), with the median precision reached; then, per step, where the time
+went: its wall time (median over rounds), the points that reached P, and how the points
+stopped (detail.stop: precision, budget, guard, unreachable). REPEATS rounds alternate the two
 modes so that a burst of load hits both; the table gives each round and the medians.
 
 Usage: FABRICBENCH_NATIVE_DIR=build/stage PYTHONPATH=src python3 benchmarks/precision_budget.py \
@@ -34,12 +36,15 @@ from fabricbench.launch.failure import launcher_line
 from fabricbench.native import engine_path
 
 
-def run_steps(steps, np_: int, extra: List[str]) -> Tuple[float, List[dict]]:
-    """Wall seconds of every step (one launch each) and their point records."""
+def run_steps(steps, np_: int, extra: List[str], per_step: Dict[str, List[Tuple[float, List[dict]]]]
+              ) -> Tuple[float, List[dict]]:
+    """Wall seconds of every step (one launch each) and their point records; each step's own
+    wall time and points are appended to per_step[benchmark]."""
     launcher = get_launcher("mpirun", Layout(np=np_))
     points: List[dict] = []
     t0 = time.monotonic()
     for step in steps:
+        t_step, first = time.monotonic(), len(points)
         argv = launcher.command([str(engine_path()), *step.engine_args(), *extra])
         proc = subprocess.run(argv, env=launcher.environment(), capture_output=True, text=True, timeout=3600)
         if proc.returncode != 0:
@@ -49,6 +54,7 @@ def run_steps(steps, np_: int, extra: List[str]) -> Tuple[float, List[dict]]:
                 rec = json.loads(line)
                 if rec.get("record") == "point":
                     points.append(rec)
+        per_step.setdefault(step.benchmark, []).append((time.monotonic() - t_step, points[first:]))
     return time.monotonic() - t0, points
 
 
@@ -72,11 +78,12 @@ def main() -> int:
     print(f"# precision rule {a.precision:g} vs fixed budget; {a.np} ranks; load at start {load:.1f}")
     print(f"{'suite':<9} {'mode':<10} {'round':>5} {'points':>6} {'wall (s)':>9} {'reached':>8} {'median P':>9}")
     summary: Dict[Tuple[str, str], List[Tuple[float, float, float]]] = {}
+    steps_seen: Dict[Tuple[str, str], Dict[str, List[Tuple[float, List[dict]]]]] = {}
     for name in a.suites.split(","):
         steps = suite.plan([name], a.np)
         for r in range(1, a.repeats + 1):
             for mode, extra in (("fixed", ["--precision", "0"]), ("precision", ["--precision", f"{a.precision:g}"])):
-                wall, points = run_steps(steps, a.np, extra)
+                wall, points = run_steps(steps, a.np, extra, steps_seen.setdefault((name, mode), {}))
                 share, med = reached(points, a.precision)
                 summary.setdefault((name, mode), []).append((wall, share, med))
                 print(f"{name:<9} {mode:<10} {r:>5} {len(points):>6} {wall:>9.1f} {share:>7.0%} {med:>9.4f}",
@@ -89,6 +96,19 @@ def main() -> int:
         share = statistics.median(s for _w, s, _m in rows)
         med = statistics.median(m for _w, _s, m in rows)
         print(f"{name:<9} {mode:<10} {wall:>9.1f} {share:>7.0%} {med:>9.4f} {wall / base:>10.2f}")
+    print("# per step, medians over rounds: wall time, points that reached P, how points stopped")
+    print(f"{'suite':<9} {'mode':<10} {'step':<15} {'wall (s)':>9} {'reached':>8}  stops")
+    for (name, mode), by_step in steps_seen.items():
+        for bench, rounds in by_step.items():
+            wall = statistics.median(w for w, _p in rounds)
+            share = statistics.median(reached(p, a.precision)[0] for _w, p in rounds)
+            stops: Dict[str, int] = {}
+            for _w, pts in rounds:
+                for p in pts:
+                    why = str(p.get("detail", {}).get("stop"))
+                    stops[why] = stops.get(why, 0) + 1
+            told = " ".join(f"{k} {v / len(rounds):g}" for k, v in sorted(stops.items()))
+            print(f"{name:<9} {mode:<10} {bench:<15} {wall:>9.2f} {share:>7.0%}  {told}")
     return 0
 
 

@@ -59,15 +59,35 @@ def test_a_point_that_reaches_its_precision_stops_early(engine, validator):
     assert pr["met"] is True and pr["reached"] <= 0.25
 
 
-def test_an_unreachable_precision_stops_at_the_budget_and_is_marked(engine, validator):
-    run = run_engine(engine, 2, ["bw", "--sizes", "1K:2K", "--window", "4", "--time-budget", "0.02",
+def test_an_unreachable_precision_is_given_up_and_marked(engine, validator):
+    # 1e-9 of the median needs about 10^14 times the samples a 1 % interval does: once half
+    # the budget is spent the rule sees that the budget cannot hold them and stops,
+    # never before --min-iterations (8 samples if 30 would not fit, a loaded machine's pace);
+    # a point whose ceiling came first says so.
+    run = run_engine(engine, 2, ["bw", "--sizes", "1K:2K", "--window", "4", "--time-budget", "1",
                                  "--precision", "1e-9"])
     points = check_complete_run(run, validator, 2, "bw")
     for p in points:
         d = p["detail"]
-        assert d["stop"] in ("budget", "guard")  # the ceiling, never the rule
+        assert d["stop"] in ("unreachable", "budget", "guard")  # never "precision"
         assert d["precision"]["target"] == 1e-9 and d["precision"]["met"] is False
-        assert p["iterations"] >= 10
+        assert p["iterations"] >= 8
+        if d["stop"] == "unreachable":
+            assert p["n"] >= 8 and "stopped_early" not in d  # the rule gave up, not the guard
+    assert any(p["detail"]["stop"] == "unreachable" for p in points)
+
+
+def test_a_plan_that_was_too_short_goes_on_until_the_precision(engine, validator):
+    # The hook makes the warm-up look a million times slower (a preempted rank): the plan is
+    # --min-iterations, far short of the target; the rule goes on past it while the budget lasts.
+    run = run_engine(engine, 2, ["latency", "--sizes", "8:8", "--time-budget", "5", "--precision", "0.25",
+                                 "--test-overestimate", "1e6"])
+    (p,) = check_complete_run(run, validator, 2, "latency")
+    d = p["detail"]
+    assert run.records[0]["options"]["test_overestimate"] == 1e6
+    assert d["stop"] == "precision" and d["precision"]["met"] is True
+    assert d["iterations_planned"] == 10 < p["iterations"] and p["n"] >= 30
+    assert p["n"] == p["iterations"] // d["batch"]  # whole samples, every one reported
 
 
 def test_precision_zero_fills_the_budget_and_fixed_counts_have_no_target(engine, validator):
@@ -90,7 +110,7 @@ def test_every_adaptive_point_records_its_precision_by_default(engine, validator
     for p in points:
         pr = p["detail"]["precision"]
         assert pr["target"] == 0.01 and isinstance(pr["met"], bool)
-        assert p["detail"]["stop"] in ("precision", "budget", "guard")
+        assert p["detail"]["stop"] in ("precision", "budget", "guard", "unreachable")
         if pr["met"]:
             assert pr["reached"] <= 0.01
 
@@ -122,3 +142,17 @@ def test_a_collective_stopped_by_its_precision_met_it_in_its_record(engine, vali
     d = points[0]["detail"]
     assert d["stop"] == "precision" and points[0]["n"] >= 30
     assert d["precision"]["met"] is True and d["precision"]["reached"] <= 0.3
+
+
+@pytest.mark.parametrize("args", [["bw", "--sizes", "1K:4K", "--window", "8"],
+                                  ["loggp", "--sizes", "8:8"]])
+def test_a_point_stopped_by_its_precision_meets_it_in_its_record(engine, validator, args):
+    # The rule judges what the record reports: bandwidths (the reciprocals of the times it
+    # measured), loggp's overheads timed inside an iteration and its gap (a difference of
+    # two trains), not the iteration times.
+    run = run_engine(engine, 2, args + ["--time-budget", "2", "--precision", "0.1"])
+    points = check_complete_run(run, validator, 2, args[0])
+    stopped = [p for p in points if p["detail"]["stop"] == "precision"]
+    assert stopped
+    for p in stopped:
+        assert p["detail"]["precision"]["met"] is True, (p["metric"], p["detail"]["precision"])

@@ -232,7 +232,7 @@ static void round_trips(void *state, long long first, long long count)
  * initiator returns the median one-way time in us. */
 static double pingpong(ap_state *s, int peer, int initiator, int warmup)
 {
-    fb_kernel kern = {round_trips, NULL, s, 0};
+    fb_kernel kern = {round_trips, NULL, s, 0, NULL};
     s->lat_peer = peer;
     s->lat_initiator = initiator;
     round_trips(s, -warmup, warmup);

@@ -119,7 +119,7 @@ static void run_collective(fb_ctx *ctx, enum coll kind)
         fb_coll_use(ctx, region_bytes, kind, size, &s.sbuf, &s.rbuf);
         s.size = (int)size;
         s.count = (int)(size / (long long)sizeof(float));
-        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : fb_barrier_between, &s, 0};
+        fb_kernel kern = {coll_run, kind == BARRIER ? NULL : fb_barrier_between, &s, 0, NULL};
         fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, reduction, ctx->bench->size_meaning);
     }
     fb_buf_free(&s.sbuf);

@@ -114,7 +114,7 @@ static void run_gs(fb_ctx *ctx, enum gs kind)
             s.counts[r] = s.size;
             s.displs[r] = r * s.size;
         }
-        fb_kernel kern = {gs_run, fb_barrier_between, &s, 0};
+        fb_kernel kern = {gs_run, fb_barrier_between, &s, 0, NULL};
         fb_coll_latency_point(ctx, &kern, size, rooted ? s.root : -1, 0, ctx->bench->size_meaning);
     }
     free(s.counts);

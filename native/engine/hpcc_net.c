@@ -209,7 +209,7 @@ static void pairs_point(fb_ctx *ctx, const hpcc_counts *hc, int bandwidth)
     /* Estimate a round trip on the pair (0, np - 1), as HPCC does. */
     s.client = 0;
     s.server = np - 1;
-    fb_kernel kern = {pp_kernel_run, NULL, &s, 1};
+    fb_kernel kern = {pp_kernel_run, NULL, &s, 1, NULL};
     long long warm = 0;
     double rtt = fb_warmup(ctx, &kern, &warm);
 
@@ -418,7 +418,7 @@ static double *measure_rings(fb_ctx *ctx, ring_state *s, const int *orders, int 
     const int np = ctx->np, M = hc->measurements;
     ring_neighbours(s, orders, np);
     s->nonblocking = 0;
-    fb_kernel kern = {ring_exchange, NULL, s, 1};
+    fb_kernel kern = {ring_exchange, NULL, s, 1, NULL};
     double estimate = fb_warmup(ctx, &kern, warm_out);
     fb_plan plan;
     double budget = ctx->opt.time_budget / ((double)nrings * M * 2.0);

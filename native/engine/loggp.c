@@ -30,6 +30,7 @@ typedef struct {
     int size;
     int window;       /* messages of one LG_TRAIN iteration */
     double delay_s;   /* LG_RECV: how long rank 0 waits before receiving */
+    double train_one; /* LG_TRAIN with window > 1: seconds of a train of one (the gap's base) */
     double *part;     /* per iteration: the time inside the timed call (LG_SEND, LG_RECV) */
     long long nparts;
     fb_buf sbuf, rbuf;
@@ -103,11 +104,25 @@ static void lg_run(void *state, long long first, long long count)
     }
 }
 
+/* Rank 0: the values a kernel's record is made of, for the stopping rule (fb_kernel). */
+static void lg_values(void *state, const double *samples, long long n, double *out)
+{
+    lg_state *s = state;
+    for (long long i = 0; i < n; i++) {
+        if (s->kernel == LG_SEND || s->kernel == LG_RECV)
+            out[i] = i < s->nparts ? s->part[i] : 0.0;
+        else if (s->kernel == LG_TRAIN && s->window > 1)
+            out[i] = samples[i] > s->train_one ? (samples[i] - s->train_one) / (s->window - 1) : 0.0;
+        else
+            out[i] = samples[i];
+    }
+}
+
 /* Runs one kernel at the current size; returns rank 0's mean seconds per iteration (every
  * rank gets it) and, for the partial kernels, leaves the per-iteration parts in s->part. */
 static double lg_measure(lg_state *s, int kernel, int window, fb_plan *plan, double **samples)
 {
-    fb_kernel k = {lg_run, NULL, s, 0};
+    fb_kernel k = {lg_run, NULL, s, 0, lg_values};
     s->kernel = kernel;
     s->window = window;
     free(s->part);
@@ -115,8 +130,9 @@ static double lg_measure(lg_state *s, int kernel, int window, fb_plan *plan, dou
     s->nparts = 0;
     fb_prepare(s->ctx, &k, plan);
     if (kernel == LG_SEND || kernel == LG_RECV) {
-        s->nparts = plan->iterations;
-        s->part = fb_calloc((size_t)plan->iterations, sizeof *s->part);
+        /* Room for what the precision rule may add past the plan (untouched pages cost nothing). */
+        s->nparts = plan->iterations > FB_MAX_SAMPLES ? plan->iterations : FB_MAX_SAMPLES;
+        s->part = fb_calloc((size_t)s->nparts, sizeof *s->part);
     }
     double elapsed;
     *samples = fb_measure(s->ctx, &k, plan, &elapsed);
@@ -187,6 +203,7 @@ void fb_run_loggp(fb_ctx *ctx)
 
         double one = lg_measure(&s, LG_TRAIN, 1, &plan, &samples);
         free(samples);
+        s.train_one = one;
         double many = lg_measure(&s, LG_TRAIN, window, &plan, &samples);
         /* Per sample: (train of `window` - train of one) / (window - 1). */
         for (long long i = 0; i < plan.samples; i++) {

@@ -155,7 +155,7 @@ static double chain_pace(void)
 /* Times the kernel over a planned point; returns this rank's seconds per iteration. */
 static double nbc_phase(fb_ctx *ctx, nbc_state *s, fb_plan *plan)
 {
-    fb_kernel kern = {nbc_run, fb_barrier_between, s, 0};
+    fb_kernel kern = {nbc_run, fb_barrier_between, s, 0, NULL};
     double elapsed;
     fb_prepare(ctx, &kern, plan);
     s->init_s = s->compute_s = s->wait_s = 0.0;

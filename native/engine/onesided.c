@@ -485,7 +485,7 @@ static void run_onesided(fb_ctx *ctx, enum os_op op, enum os_kind kind)
         fb_buf_use(&s.sbuf, (size_t)s.size + 8);
         fb_buf_use(&s.rbuf, (size_t)s.region + 8);
         window_open(&s);
-        fb_kernel kern = {os_run, NULL, &s, 1};
+        fb_kernel kern = {os_run, NULL, &s, 1, NULL};
         fb_plan plan;
         double elapsed;
         fb_prepare(ctx, &kern, &plan);

@@ -27,6 +27,7 @@ static void set_defaults(fb_options *opt)
     opt->inject_corruption = -1;
     opt->test_die_after = -1;
     opt->test_underestimate = 1.0;
+    opt->test_overestimate = 1.0;
     opt->format = FB_FORMAT_JSONL;
     opt->mode = FB_MODE_EXCHANGE;
     opt->size = 1LL << 20;
@@ -219,13 +220,16 @@ static const option_def options[] = {
              "decided on rank 0 from the warm-up and broadcast; a point that runs\n"
              "slower than its warm-up said stops after about 2 x SECONDS"},
     {"--min-iterations", "N", p_ll, F(min_iterations), F(min_iterations_given), FB_OPT_MIN_ITERATIONS, 1, 1LL << 40,
-     .expected = "a positive integer", .help = "floor of the adaptive count, also when it stops early (10)"},
+     .expected = "a positive integer", .help = "floor of the adaptive count, also when it stops early (10;\n"
+                                                    "when given, also of --precision's 8-sample stops)"},
     {"--precision", "P", p_real, F(precision), F(precision_given), FB_OPT_PRECISION, .dlo = 0.0, .dhi = 1.0,
      .closed = 1, .expected = "a fraction from 0 to 1, e.g. 0.01",
      .help = "stopping rule of the adaptive count: stop a point once the 95 %\n"
              "confidence interval of its median (order statistics) has a half-width\n"
-             "of at most P x median, after at least 30 samples and --min-iterations;\n"
-             "--time-budget stays the ceiling. 0: fill the budget (0.01)"},
+             "of at most P x median, after at least 30 samples and --min-iterations\n"
+             "(8 samples when 30 do not fit the budget), or give up once the budget\n"
+             "cannot hold the samples P needs; --time-budget stays the ceiling.\n"
+             "0: fill the budget (0.01)"},
     {"--cache", "warm|cold", p_choice, F(cache_cold), .choices = cache_words, .expected = "warm or cold",
      .help = "cold: each iteration uses a fresh buffer region of a pool (warm)"},
     {"--cache-pool", "BYTES", p_bytes, F(cache_pool), 0, 0, 4096, LLONG_MAX,
@@ -284,6 +288,10 @@ static const option_def options[] = {
      .expected = "a factor >= 1", .section = HOOKS,
      .help = "the adaptive plan takes the warm-up pace as F times faster than\n"
              "it was, so that the time-budget guard has to stop the point"},
+    {"--test-overestimate", "F", p_real, F(test_overestimate), 0, 0, .dlo = 1.0, .dhi = 1e12, .closed = 1,
+     .expected = "a factor >= 1", .section = HOOKS,
+     .help = "the adaptive plan takes the warm-up pace as F times slower than\n"
+             "it was (a preempted warm-up), so that it plans too few iterations"},
     {"--help", NULL, p_switch, F(help), .section = HIDDEN},
     {"-h", NULL, p_switch, F(help), .section = HIDDEN},
     {"--version", NULL, p_switch, F(version), .section = HIDDEN},
@@ -442,6 +450,8 @@ int fb_options_check(const fb_options *opt, char *err, int errlen)
         return fail(err, errlen, "--precision is the stopping rule of the adaptive count, not of --iterations");
     if (opt->iterations && opt->test_underestimate > 1.0)
         return fail(err, errlen, "--test-underestimate applies to the adaptive count, not to --iterations");
+    if (opt->iterations && opt->test_overestimate > 1.0)
+        return fail(err, errlen, "--test-overestimate applies to the adaptive count, not to --iterations");
     return 0;
 }
 

@@ -70,6 +70,7 @@ typedef struct {
     int inject_corruption;     /* rank that corrupts its data after the first iteration; -1 = none */
     long long test_die_after;  /* the last rank SIGKILLs itself after this many points; -1 = never */
     double test_underestimate; /* the adaptive plan divides the warm-up pace by this; 1 = off */
+    double test_overestimate;  /* ... and multiplies it by this; 1 = off */
 
     int help, version;
 } fb_options;

@@ -308,6 +308,8 @@ static void options_json(fb_ctx *ctx, fb_json *j)
         fb_json_int(j, "inject_corruption", o->inject_corruption);
     if (o->test_underestimate > 1.0)
         fb_json_num(j, "test_underestimate", o->test_underestimate);
+    if (o->test_overestimate > 1.0)
+        fb_json_num(j, "test_overestimate", o->test_overestimate);
     fb_json_close(j);
 }
 

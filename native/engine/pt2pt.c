@@ -163,7 +163,7 @@ static void measure_sizes(pair_state *s, void (*kernel)(void *, long long, long 
     fb_ctx *ctx = s->ctx;
     for (int k = 0; k < ctx->nsizes; k++) {
         pair_use_size(s, ctx->sizes[k]);
-        fb_kernel kern = {kernel, NULL, s, 1};
+        fb_kernel kern = {kernel, NULL, s, 1, NULL};
         fb_plan plan;
         double elapsed;
         fb_prepare(ctx, &kern, &plan);

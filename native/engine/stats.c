@@ -114,13 +114,23 @@ double fb_median_precision(const double *x, long long n)
     double upper = a[hi];
     long long m = n / 2;
     select_kth(a, hi, m); /* m < hi for n >= FB_CI_MIN_N */
-    double median = a[m];
-    if (n % 2 == 0)
-        median = 0.5 * (median + largest(a, m));
+    double mid_hi = a[m], mid_lo = n % 2 == 0 ? largest(a, m) : a[m];
     select_kth(a, m, lo);
     double lower = a[lo];
     free(a);
-    return median != 0.0 ? (upper - lower) / 2.0 / fabs(median) : NAN;
+    double median = 0.5 * (mid_lo + mid_hi);
+    if (median == 0.0)
+        return NAN;
+    double figure = (upper - lower) / 2.0 / fabs(median);
+    /* The record may carry the reciprocals (a bandwidth or a rate from times): their median's
+     * interval is [1/upper, 1/lower] around the mean of the middle reciprocals, a little wider
+     * relative to its median when the interval is skewed. The larger figure holds for both. */
+    if (lower > 0.0) {
+        double rate = (upper - lower) / (upper * lower) / (1.0 / mid_lo + 1.0 / mid_hi);
+        if (rate > figure)
+            figure = rate;
+    }
+    return figure;
 }
 
 void fb_stats_compute(fb_stats *st, const double *x, long long n)

@@ -33,7 +33,9 @@ void fb_stats_compute(fb_stats *st, const double *x, long long n);
 int fb_median_ci_ranks(long long n, long long *lo, long long *hi);
 
 /* The stopping rule's figure: the relative half-width of the 95 % CI of the median of
- * x[0..n-1] (x is not changed; linear time, no sort). NAN when n < FB_CI_MIN_N or the
+ * x[0..n-1] (x is not changed; linear time, no sort), or of their reciprocals when that is
+ * larger (a record of rates made from these times), so that a point stopped by the rule meets
+ * the target in its record whichever it reports. NAN when n < FB_CI_MIN_N or the
  * median is 0. Benchmarks that schedule their samples themselves call this between
  * stretches of samples (fb_precision_reached in timing.h adds the run's target and floor). */
 double fb_median_precision(const double *x, long long n);

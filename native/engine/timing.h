@@ -22,10 +22,22 @@ enum fb_stop {
     FB_STOP_PLANNED,   /* every planned iteration: --iterations N, or the time budget filled */
     FB_STOP_PRECISION, /* the median's CI reached --precision */
     FB_STOP_GUARD,     /* the wall-clock guard (2 x budget) cut it short */
+    FB_STOP_UNREACHABLE, /* the median's CI, shrinking as 1/sqrt(n), could not reach --precision
+                          * within the budget: stopped rather than spend it */
 };
 
 /* Samples the stopping rule needs before it may stop a point (besides --min-iterations). */
 #define FB_PRECISION_MIN_SAMPLES 30
+/* ... unless that many samples would not fit the time budget at the pace seen (a large message,
+ * a slow link): then this many do, and the default --min-iterations does not hold the rule back
+ * (an explicit one does). The 95 % CI of the median of 8 samples is their range. */
+#define FB_PRECISION_FEW_SAMPLES 8
+/* The rule gives up on a point when the samples its CI needs (its half-width shrinks as
+ * 1/sqrt(n)) exceed this many times what the budget holds at the pace seen, ... */
+#define FB_PRECISION_FUTILE 4.0
+/* ... and no sooner than this fraction of the budget (at a quarter, a loaded machine's mbw_mr
+ * points were given up that the whole budget brought to 1 %). */
+#define FB_PRECISION_GIVE_UP_AFTER 0.5
 
 typedef struct {
     /* Runs iterations first .. first+count-1 on this rank (every rank calls it). */
@@ -34,7 +46,15 @@ typedef struct {
     void (*between)(void *state);
     void *state;
     int batchable; /* may a sample cover several iterations? */
+    /* Rank 0, for the stopping rule: the values the record is made of from the first n samples
+     * (seconds per iteration), when they are not the samples (or their reciprocals) scaled: an
+     * overhead timed inside the iteration, a time less a known part. NULL: the samples. */
+    void (*record_values)(void *state, const double *samples, long long n, double *out);
 } fb_kernel;
+
+/* Samples a point can have at most (8 MiB of them); under the precision rule a point may go on
+ * past its plan up to this many (with batch 1, iterations). */
+#define FB_MAX_SAMPLES (1LL << 20)
 
 typedef struct {
     long long iterations;  /* timed iterations (after fb_measure: the ones actually timed) */
@@ -45,6 +65,8 @@ typedef struct {
     long long planned;     /* iterations planned */
     long long floor;       /* the guard never stops before this many iterations */
     double limit;          /* seconds of wall time after which the guard stops; 0 = no guard */
+    double budget;         /* the time budget (seconds); 0 with --iterations */
+    long long rule_floor;  /* iterations before the stopping rule may stop a point of long samples */
     int stopped_early;     /* fb_measure stopped at the limit, before `planned` */
     double precision_target; /* relative half-width of the median's 95 % CI that stops the point; 0 = none */
     double precision_seen;   /* rank 0: the figure at the last check (NAN: never checked) */
