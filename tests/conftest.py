@@ -139,8 +139,10 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
 # subnet of its own (FABRICBENCH_LAB and FABRICBENCH_LAB_SUBNET, set below), a test that picks its
 # own subnet takes its third octet from lab_slot(), and a Slurm lab's daemons listen inside its own
 # nodes' namespaces (so Slurm's fixed ports never meet) with a munge of its own. Serial are the
-# files of SERIAL_FILES (one PostgreSQL server on a fixed port) and tests marked serial by hand
-# (host-wide state compared before and after).
+# files of SERIAL_FILES (one PostgreSQL server on a fixed port) and tests marked serial by hand:
+# host-wide state compared before and after, and the lab tests that judge a shaped link's rate
+# (a node's bandwidth against its link, a degraded node named, the slower of two links flagged):
+# beside another worker at load 20 seven of them flipped (a 1gbit reader at 0.33 of goodput).
 # (Not xdist_group: under pytest 9 its --dist loadgroup no longer keeps a group on one worker.)
 SERIAL_FILES = {"test_postgres", "test_compare_postgres", "test_import_postgres"}
 
@@ -175,10 +177,10 @@ def runs_alone(item) -> bool:
 # The files that take longest (--durations on the 2-core VM, longest first): the workers take
 # them first and the short files fill the gaps at the end, so both workers finish together rather
 # than one running a 2-minute lab file alone at the tail. The rest keep their order.
-SLOW_FILES = ("test_engine", "test_transfer_xrootd", "test_cli_run", "test_study_site", "test_health_lab",
-              "test_slurm_lab", "test_study_hpcc", "test_compare_lab", "test_lab", "test_import_engine_dashboards",
-              "test_output", "test_compare_engine", "test_lab_subnets", "test_scaling_study", "test_predict",
-              "test_mpich", "test_studies", "test_compare_history", "test_apps", "test_faults")
+SLOW_FILES = ("test_engine", "test_study_site", "test_cli_run", "test_slurm_lab", "test_study_hpcc",
+              "test_import_engine_dashboards", "test_output", "test_transfer_xrootd", "test_lab", "test_studies",
+              "test_lab_subnets", "test_compare_engine", "test_apps", "test_scaling_study", "test_mpich",
+              "test_predict", "test_compare_history", "test_faults")
 
 
 def pytest_configure(config):

@@ -16,6 +16,9 @@ from conftest import skip_unless
 
 from fabricbench.lab import lab_session
 
+# Every test here judges shaped links' rates: never beside another worker's load (tests/conftest.py).
+pytestmark = pytest.mark.serial
+
 SIZES = ["--sizes", "64K:1M", "--time-budget", "0.3"]
 
 

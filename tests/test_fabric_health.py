@@ -29,6 +29,7 @@ def ready(lab_ready):
         pytest.skip(f"needs ibsim-utils, opensm, infiniband-diags (missing: {_missing()})")
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 def test_slow_pairs_are_reported_with_the_cable_they_share(ready, cli, monkeypatch, tmp_path):
     k = next(_ids)

@@ -21,7 +21,8 @@ import time
 
 import pytest
 
-pytestmark = [pytest.mark.lab, pytest.mark.mpi]
+# Every test here judges shaped links' rates: never beside another worker's load (tests/conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.mpi, pytest.mark.serial]
 
 from fabricbench.lab import lab_session
 from fabricbench.lab.rates import parse_rate, tcp_goodput

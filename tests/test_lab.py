@@ -383,6 +383,7 @@ def _bw(hosts, window, iterations, size="4M"):
     return rec["value"] * 1e6, rec["median"] * 1e6
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 @pytest.mark.mpi
 @pytest.mark.parametrize("link, window, iterations", [("1gbit", 8, 6), ("200mbit", 4, 4)], ids=["1gbit", "200mbit"])
@@ -456,6 +457,7 @@ def _pairs(hosts, size="4M", window=8, iterations=4):
     return per_pair, rec["value"] * 1e6
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 @pytest.mark.mpi
 def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, engine, record_figure):
@@ -490,6 +492,7 @@ def test_degraded_node_is_slower_to_every_peer_and_the_others_are_not(make_lab, 
             assert value >= 0.75 * full, report
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 @pytest.mark.mpi
 def test_pairs_across_the_uplink_share_it(make_lab, engine, record_figure):
