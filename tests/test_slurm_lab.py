@@ -87,7 +87,8 @@ def test_sinfo_shows_every_node_idle(slurm_lab):
 
 
 def test_run_through_srun_reaches_four_hosts_at_the_link_rate(slurm_lab):
-    fb(slurm_lab, "run", "quick", "--launcher", "srun", "--np", "4", "--sizes", "1M:1M", "--iterations", "5")
+    fb(slurm_lab, "run", "quick", "--launcher", "srun", "--np", "4", "--sizes", "1M:1M", "--iterations", "5",
+       "--repeat", "1")
     con = sqlite3.connect(slurm_lab["db"])
     run_id, status, prov = con.execute("SELECT id, status, provenance FROM runs ORDER BY id DESC").fetchone()
     prov = json.loads(prov)
