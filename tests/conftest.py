@@ -165,6 +165,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # The default lab of this worker (tests that make a lab without naming it, the CLI they start).
     os.environ["FABRICBENCH_LAB"] = f"f{xdist_worker()[0]}{os.getpid() % 100000:05d}"
     os.environ["FABRICBENCH_LAB_SUBNET"] = f"10.212.{lab_slot()}.0/24"
+elif not os.environ.get("FABRICBENCH_LAB_SUBNET"):
+    # One process: still not the default subnet, which a second run of the suite on the same host
+    # (or a lab made by hand) takes; a subnet given in the environment is kept.
+    os.environ["FABRICBENCH_LAB_SUBNET"] = f"10.212.{lab_slot()}.0/24"
 
 
 def runs_alone(item) -> bool:
