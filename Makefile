@@ -28,7 +28,8 @@ run: setup
 	@echo "to run fabricbench and fabricbench-mpi from your shell: . $(VENV)/bin/activate"
 
 # Tests run in two parts: those not marked `serial` on TEST_WORKERS pytest-xdist workers, a file per
-# worker, then the serial ones (labs, Slurm, fixed ports; tests/conftest.py) in one process.
+# worker (labs and Slurm included: each worker has its own lab name and subnet), then the serial ones
+# (PostgreSQL's fixed port, host-wide checks; tests/conftest.py) in one process.
 # TEST_WORKERS=0 runs every test in one process. Exit status 5 of a part is "no test selected".
 TEST_WORKERS ?= 2
 PYTEST = $(VENV)/bin/python -m pytest -ra

@@ -135,24 +135,73 @@ NEEDS = {"mpi": mpi_missing, "lab": lab_missing, "browser": browser_missing, "sl
 
 # Parallel runs (pytest-xdist): `make test` runs the tests not marked `serial` on two workers, a
 # whole file per worker (`--dist loadfile`, so a module's fixture is made once), then the `serial`
-# tests in one process. Serial are every test that makes a lab or a Slurm cluster (labs share the
-# default subnet and some fixed names, and tests compare the host's links and namespaces before and
-# after), the files of SERIAL_FILES (servers on a fixed port) and tests marked serial by hand.
+# tests in one process. Labs and Slurm clusters run on the workers: each worker has a lab name and
+# subnet of its own (FABRICBENCH_LAB and FABRICBENCH_LAB_SUBNET, set below), a test that picks its
+# own subnet takes its third octet from lab_slot(), and a Slurm lab's daemons listen inside its own
+# nodes' namespaces (so Slurm's fixed ports never meet) with a munge of its own. Serial are the
+# files of SERIAL_FILES (one PostgreSQL server on a fixed port) and tests marked serial by hand:
+# host-wide state compared before and after, and the lab tests that judge a shaped link's rate
+# (a node's bandwidth against its link, a degraded node named, the slower of two links flagged):
+# beside another worker at load 20 seven of them flipped (a 1gbit reader at 0.33 of goodput).
 # (Not xdist_group: under pytest 9 its --dist loadgroup no longer keeps a group on one worker.)
 SERIAL_FILES = {"test_postgres", "test_compare_postgres", "test_import_postgres"}
 
 
+def xdist_worker() -> tuple:
+    """(this pytest-xdist worker's number, the number of workers); (0, 1) in a run without workers."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    number = int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0
+    return number, max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1), number + 1)
+
+
+def lab_slot(k: int = 0) -> int:
+    """A third octet (0-249) for this process's k-th lab subnet: equal to the worker's number modulo
+    the number of workers, so two workers of one run never pick the same; the pid spreads runs."""
+    number, count = xdist_worker()
+    return ((os.getpid() + k) % max(1, 250 // count)) * count + number % 250
+
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # The default lab of this worker (tests that make a lab without naming it, the CLI they start).
+    os.environ["FABRICBENCH_LAB"] = f"f{xdist_worker()[0]}{os.getpid() % 100000:05d}"
+    os.environ["FABRICBENCH_LAB_SUBNET"] = f"10.212.{lab_slot()}.0/24"
+elif not os.environ.get("FABRICBENCH_LAB_SUBNET"):
+    # One process: still not the default subnet, which a second run of the suite on the same host
+    # (or a lab made by hand) takes; a subnet given in the environment is kept.
+    os.environ["FABRICBENCH_LAB_SUBNET"] = f"10.212.{lab_slot()}.0/24"
+
+
 def runs_alone(item) -> bool:
     """Whether a collected test must not run beside another (see above)."""
-    if any(item.get_closest_marker(m) is not None for m in ("lab", "slurm", "serial")):
+    if item.get_closest_marker("serial") is not None:
         return True
+    return _module_name(item) in SERIAL_FILES
+
+
+# The files that take longest (--durations on the 2-core VM, longest first): the workers take
+# them first and the short files fill the gaps at the end, so both workers finish together rather
+# than one running a 2-minute lab file alone at the tail. The rest keep their order.
+SLOW_FILES = ("test_engine", "test_study_site", "test_cli_run", "test_slurm_lab", "test_study_hpcc",
+              "test_import_engine_dashboards", "test_output", "test_transfer_xrootd", "test_lab", "test_studies",
+              "test_lab_subnets", "test_compare_engine", "test_apps", "test_scaling_study", "test_mpich",
+              "test_predict", "test_compare_history", "test_faults")
+
+
+def pytest_configure(config):
+    # pytest-xdist hands out files in collection order only without its reordering by test count.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _module_name(item) -> str:
     module = getattr(item, "module", None)
-    name = module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
-    return name in SERIAL_FILES
+    return module.__name__.rpartition(".")[2] if module is not None else item.nodeid.partition("::")[0]
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by the markers added here
 def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))  # stable: a file's tests keep their order
     for item in items:
         module = getattr(item, "module", None)
         if module is not None and module.__name__.rpartition(".")[2] in BOTH_MPIS and item.get_closest_marker("mpi"):

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-import re
 import os
+import re
 import select
 import shutil
 import signal
@@ -495,11 +495,13 @@ def lab_name_empty(work: Path) -> Outcome:
 
 # ---- what each row must show --------------------------------------------------------------
 
-PROGRESS = re.compile(r"^\[\d+s\] ")  # the progress line a run prints on a pipe every so often, not a message
+# A progress line ('[24s] [1/3] latency (launch 1 of 3) 0 B 1/24'), printed on a pipe every
+# LINE_EVERY seconds: a run slowed by a busy host prints one before its error, which is still one line.
+PROGRESS_LINE = re.compile(r"^\[[0-9][^\]]*\] \[[0-9]+/[0-9]+\] ")
 
 
 def one_line(text: str) -> bool:
-    lines = [ln for ln in text.splitlines() if ln.strip() and not PROGRESS.match(ln)]
+    lines = [ln for ln in text.splitlines() if ln.strip() and not PROGRESS_LINE.match(ln)]
     return len(lines) == 1 and "Traceback" not in text and "Error('" not in text and "Error(\"" not in text
 
 

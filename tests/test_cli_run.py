@@ -165,7 +165,7 @@ def test_timeout_fails_the_run_and_keeps_points(cli, db_path):
 
 @pytest.mark.mpi
 def test_concurrent_runs_lose_nothing(cli, db_path):
-    args = ("run", "latency", "bw", "--np", "2", "--sizes", "1:64K", "--iterations", "50")
+    args = ("run", "latency", "bw", "--np", "2", "--sizes", "1:64K", "--iterations", "50", "--repeat", "1")
     procs = [cli.popen(*args, "--label", f"writer{i}") for i in range(3)]
     results = [p.communicate(timeout=300) for p in procs]
     assert all(p.returncode == 0 for p in procs), results

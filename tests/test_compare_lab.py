@@ -16,16 +16,19 @@ from conftest import skip_unless
 
 from fabricbench.lab import lab_session
 
+# Every test here judges shaped links' rates: never beside another worker's load (tests/conftest.py).
+pytestmark = pytest.mark.serial
+
 SIZES = ["--sizes", "64K:1M", "--time-budget", "0.3"]
 
 
 @pytest.fixture(scope="module")
 def lab_runs(tmp_path_factory):
     skip_unless("lab", "mpi", "engine")
-    from conftest import Cli
+    from conftest import Cli, lab_slot
 
     cli = Cli(tmp_path_factory.mktemp("labcmp") / "results.db")
-    name, subnet = f"cm{os.getpid() % 100000:05d}", f"10.215.{os.getpid() % 250}.0/24"
+    name, subnet = f"cm{os.getpid() % 100000:05d}", f"10.215.{lab_slot()}.0/24"
     old = os.environ.get("FABRICBENCH_LAB")
     os.environ["FABRICBENCH_LAB"] = name
     ids = {}

@@ -16,6 +16,7 @@ import pytest
 
 from fabricbench.lab import lab_session
 
+from conftest import lab_slot
 from test_fabric_sim import _missing, processes_in
 from test_health_lab import lab_ready  # noqa: F401 - the lab tests' fixture (root, namespaces, mpirun, engine)
 
@@ -28,10 +29,11 @@ def ready(lab_ready):
         pytest.skip(f"needs ibsim-utils, opensm, infiniband-diags (missing: {_missing()})")
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 def test_slow_pairs_are_reported_with_the_cable_they_share(ready, cli, monkeypatch, tmp_path):
     k = next(_ids)
-    lab, subnet = f"fh{os.getpid() % 100000:05d}{k}", f"10.215.{(os.getpid() + k) % 250}.0/24"
+    lab, subnet = f"fh{os.getpid() % 100000:05d}{k}", f"10.215.{lab_slot(k)}.0/24"
     sim = f"fh{os.getpid() % 100000}{k}"
     rundir = tmp_path / "fabric-run"
     monkeypatch.setenv("FABRICBENCH_FABRIC_RUNDIR", str(rundir))

@@ -21,10 +21,13 @@ import time
 
 import pytest
 
-pytestmark = [pytest.mark.lab, pytest.mark.mpi]
+# Every test here judges shaped links' rates: never beside another worker's load (tests/conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.mpi, pytest.mark.serial]
 
 from fabricbench.lab import lab_session
 from fabricbench.lab.rates import parse_rate, tcp_goodput
+
+from conftest import lab_slot
 
 NODES = 8
 LINK = "1gbit"
@@ -36,10 +39,11 @@ _ids = itertools.count()
 
 
 def unique_lab():
-    """A lab name and subnet nobody else uses (other tests' labs take 10.213.0.0/24 and names ft...)."""
+    """A lab name and subnet nobody else uses (other tests' labs take the
+    worker's 10.212.x.0/24, 10.213.0.0/24 and names ft...)."""
     k = next(_ids)
     pid = os.getpid()
-    return f"hc{pid % 100000:05d}{k}", f"10.214.{(pid + k) % 250}.0/24"
+    return f"hc{pid % 100000:05d}{k}", f"10.214.{lab_slot(k)}.0/24"
 
 
 @pytest.fixture(scope="module")

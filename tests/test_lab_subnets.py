@@ -18,6 +18,8 @@ from fabricbench.lab.core import check_subnet_free, run_dir
 from fabricbench.lab.errors import LabError
 from fabricbench.lab.spec import LabSpec
 
+from conftest import lab_slot
+
 _K = os.getpid() % 200
 
 
@@ -74,13 +76,13 @@ def test_lab_up_refuses_the_hosts_network_and_another_labs():
         assert out.returncode == 1 and "overlaps the host's address" in out.stderr, out.stderr
         _nothing_of(name)
     first = _name("a")
-    with lab_session(nodes=1, name=first, subnet=f"10.61.{_K}.0/24"):
-        out = _cli("lab", "up", "--name", name, "--nodes", "1", "--subnet", f"10.61.{_K}.128/25")
+    with lab_session(nodes=1, name=first, subnet=f"10.61.{lab_slot()}.0/24"):
+        out = _cli("lab", "up", "--name", name, "--nodes", "1", "--subnet", f"10.61.{lab_slot()}.128/25")
         assert out.returncode == 1, out.stderr
         assert f"overlaps lab '{first}'" in out.stderr and out.stderr.count("\n") == 1
         _nothing_of(name)
         # The same lab again (same name, same shape) is still a no-op, not an overlap with itself.
-        out = _cli("lab", "up", "--name", first, "--nodes", "1", "--subnet", f"10.61.{_K}.0/24")
+        out = _cli("lab", "up", "--name", first, "--nodes", "1", "--subnet", f"10.61.{lab_slot()}.0/24")
         assert out.returncode == 0, out.stderr
 
 
@@ -88,7 +90,7 @@ def test_lab_up_refuses_the_hosts_network_and_another_labs():
 def test_transfer_with_the_servers_link_down_fails_and_strict_counts_partial_failures(tmp_path):
     db = tmp_path / "t.db"
     name = _name("t")
-    with lab_session(nodes=3, name=name, subnet=f"10.61.{200 + _K % 50}.0/24") as lab:
+    with lab_session(nodes=3, name=name, subnet=f"10.61.{lab_slot(1)}.0/24") as lab:
         env = {"FABRICBENCH_LAB": name}
         common = ["--db", str(db), "transfer", "--server", "n1", "--repeat", "1", "--protocol", "tcp",
                   "--file-size", "1M", "--timeout", "20"]

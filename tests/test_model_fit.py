@@ -124,7 +124,7 @@ def test_fit_run_and_the_model_commands(cli, db_path):
 def test_the_engine_measures_loggp_and_the_model_uses_it(cli, db_path, monkeypatch):
     monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
     monkeypatch.setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    cli("run", "latency", "loggp", "--np", "2", "--sizes", "1:256", "--iterations", "10")
+    cli("run", "latency", "loggp", "--np", "2", "--sizes", "1:256", "--iterations", "10", "--repeat", "1")
     db = open_db(str(db_path))
     ms = db.measurements(1, benchmark="loggp")
     assert {m.metric for m in ms} == {"latency", "overhead_send", "overhead_recv", "gap"}

@@ -23,6 +23,8 @@ from fabricbench.lab import core as lab_core
 from fabricbench.lab import slurm as lab_slurm
 from fabricbench.lab.rates import parse_rate, tcp_goodput
 
+from conftest import lab_slot
+
 pytestmark = [pytest.mark.lab, pytest.mark.slurm, pytest.mark.mpi]
 
 NODES = 4
@@ -38,7 +40,7 @@ def _name() -> str:
 def slurm_lab(tmp_path_factory):
     """A 4-node lab with Slurm, torn down after the module (also when a test fails)."""
     name = _name()
-    subnet = f"10.215.{os.getpid() % 250}.0/24"
+    subnet = f"10.215.{lab_slot()}.0/24"
     mp = pytest.MonkeyPatch()
     mp.setenv("FABRICBENCH_LAB", name)
     for var in ("SLURM_JOB_ID", "SLURM_CONF", "FABRICBENCH_SLURM_PARTITION", "FABRICBENCH_SLURM_TIME"):
@@ -85,7 +87,8 @@ def test_sinfo_shows_every_node_idle(slurm_lab):
 
 
 def test_run_through_srun_reaches_four_hosts_at_the_link_rate(slurm_lab):
-    fb(slurm_lab, "run", "quick", "--launcher", "srun", "--np", "4", "--sizes", "1M:1M", "--iterations", "5")
+    fb(slurm_lab, "run", "quick", "--launcher", "srun", "--np", "4", "--sizes", "1M:1M", "--iterations", "5",
+       "--repeat", "1")
     con = sqlite3.connect(slurm_lab["db"])
     run_id, status, prov = con.execute("SELECT id, status, provenance FROM runs ORDER BY id DESC").fetchone()
     prov = json.loads(prov)

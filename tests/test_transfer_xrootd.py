@@ -159,6 +159,7 @@ def test_hosts_launcher_on_loopback(cli, db_path, xrootd_tools):
 
 # ---- labs ---------------------------------------------------------------------------------------
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 def test_readers_share_the_server_link_and_raw_tcp_is_the_upper_line(make_lab, cli, db_path):
     lab = make_lab(nodes=5, link="1gbit")
@@ -194,6 +195,7 @@ def test_readers_share_the_server_link_and_raw_tcp_is_the_upper_line(make_lab, c
     assert_servers_gone(run, lab)
 
 
+@pytest.mark.serial  # judges a shaped link's rate: never beside another worker's load (tests/conftest.py)
 @pytest.mark.lab
 def test_the_ceiling_follows_a_degraded_server_link_and_cold_cache_is_cold(make_lab, cli, db_path):
     lab = make_lab(nodes=3, link="1gbit", degrade={"n1": "200mbit"})
