@@ -45,6 +45,7 @@ def tc(*args, check=True):
 
 
 def congestion(lab, algo):
+    algo = algo or open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()  # the host's
     for n in lab.nodes:
         subprocess.run(["ip", "netns", "exec", n.name, "sysctl", "-qw", f"net.ipv4.tcp_congestion_control={algo}"],
                        check=True)

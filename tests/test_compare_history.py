@@ -95,7 +95,7 @@ def report_comparison(fb, db_path, out, a, b, data):
     """`report A B -o out`'s comparison section, checked against `compare A B --json` (`data`): the same
     verdict at every point (the report's comparisons, read back through its own loader), the same counts,
     noise and points called different in the written text. Returns the section's text."""
-    from fabricbench.analysis.matching import size_label
+    from fabricbench.numbers import exact_binary_size as size_label
     from fabricbench.cli.report import given_for
     from fabricbench.report.context import ReportContext
 

@@ -101,7 +101,8 @@ def test_run_repeat_stores_each_point_once_with_its_launches(cli, db_path):
 @pytest.mark.mpi
 def test_sigterm_during_a_later_launch_keeps_the_merged_points(cli, db_path):
     skip_unless("mpi", "engine")
-    proc = cli.popen("run", "latency", "bw", "--np", "2", "--sizes", "1:1M", "--time-budget", "0.3", "--label", "stopped")
+    proc = cli.popen("run", "latency", "bw", "--np", "2", "--sizes", "1:1M", "--time-budget", "0.3",
+                     "--precision", "0", "--label", "stopped")  # the budget, not the precision rule, sets its length
     # latency's 21 and bw's 21 points of the first launches, then the second launch of latency merges in
     end = time.monotonic() + 240
     merged = 0

@@ -507,13 +507,13 @@ def _teardown(name: str) -> List[str]:
 
 def _make_namespace(ns: str) -> None:
     system.run(["ip", "netns", "add", ns])
-    # No IPv6 inside the lab: no link-local addresses, router solicitations or DAD chatter. TCP
-    # without pacing timers of its own (lab.rates.TCP_CONGESTION says why); reno is always built in
-    # and every namespace may choose it.
+    # No IPv6 inside the lab: no link-local addresses, router solicitations or DAD chatter. TCP's
+    # congestion control is the host's unless lab.rates.TCP_CONGESTION names one.
+    choose = f"; echo {TCP_CONGESTION} > /proc/sys/net/ipv4/tcp_congestion_control" if TCP_CONGESTION else ""
     system.run(
         ["ip", "netns", "exec", ns, "sh", "-c",
          "for f in /proc/sys/net/ipv6/conf/default/disable_ipv6 /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-         f"do [ -w $f ] && echo 1 > $f; done; echo {TCP_CONGESTION} > /proc/sys/net/ipv4/tcp_congestion_control"],
+         "do [ -w $f ] && echo 1 > $f; done" + choose],
     )
     _ip(ns, "link", "set", "lo", "up")
 
