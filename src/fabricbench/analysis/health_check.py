@@ -82,7 +82,7 @@ def check(run: Any, measurements: Sequence[Any], hosts: Sequence[Any] = (), thre
 
 def busy_host(run: Any) -> Optional[Any]:
     """HostLoad when the run's ranks shared an oversubscribed host (a lab run, also through the lab's
-    Slurm): load over half the CPUs and more runnable work than CPUs; else None."""
+    Slurm): other work on half the CPUs or more and more runnable work than CPUs; else None."""
     from fabricbench.analysis.host_state import HostLoad, host_load, recorded_load
 
     prov = run.provenance if isinstance(run.provenance, dict) else {}
@@ -91,6 +91,6 @@ def busy_host(run: Any) -> Optional[Any]:
         avg, cpus = recorded_load(prov)
         if isinstance(avg, (int, float)) and isinstance(cpus, int) and cpus > 0:
             load = HostLoad("", run.id, float(avg), cpus, prov["ranks"])
-    if load is None or load.share >= 1.0 or load.load <= 0.5 * load.cpus:
+    if load is None or load.share >= 1.0 or load.load < 0.5 * load.cpus:
         return None
     return load
